@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the harness needs on the controller, only those missing.
+# usage: host-deps.sh container|vm|lint
+set -euo pipefail
+# shellcheck source=env.sh
+. "$(dirname "$0")/env.sh"
+declare -A CMD_PKG=(
+  [mmdebstrap]=mmdebstrap [apt-cacher-ng]=apt-cacher-ng [socat]=socat [ssh]=openssh-client
+  [dockerd]=docker.io [qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils
+  [sfdisk]=fdisk [mkfs.ext4]=e2fsprogs [shellcheck]=shellcheck [rsync]=rsync
+)
+case "${1:-}" in
+  container) want=(mmdebstrap apt-cacher-ng dockerd) ;;
+  vm) want=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4) ;;
+  lint) want=(shellcheck rsync) ;;
+  *) echo "usage: $0 container|vm|lint" >&2; exit 2 ;;
+esac
+missing=()
+for c in "${want[@]}"; do
+  if [ "$c" = apt-cacher-ng ]; then [ -x /usr/sbin/apt-cacher-ng ] && continue
+  else command -v "$c" >/dev/null 2>&1 && continue; fi
+  missing+=("${CMD_PKG[$c]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+log "installing ${missing[*]}"
+[ "$(id -u)" = 0 ] || { log "need root to apt-get install ${missing[*]}"; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# apt-cacher-ng's postinst tries to start a system service; there is no init system here.
+printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d.llmhost
+if [ ! -e /usr/sbin/policy-rc.d ]; then cp /usr/sbin/policy-rc.d.llmhost /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; trap 'rm -f /usr/sbin/policy-rc.d' EXIT; fi
+rm -f /usr/sbin/policy-rc.d.llmhost
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
