@@ -5,7 +5,8 @@ set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 "$HARNESS_DIR/host-deps.sh" lint
-dest=$REPO_ROOT/.cache/sanity/ansible_collections/llmhost/vllm
+# Outside the checkout: inside it, ansible-test would see a git work tree that ignores the copy.
+dest=$LLMHOST_TEST_CACHE/sanity/ansible_collections/llmhost/vllm
 mkdir -p "$dest"
 cd "$REPO_ROOT"
 git ls-files -z --cached --others --exclude-standard | rsync -a --delete --from0 --files-from=- ./ "$dest/"
@@ -16,6 +17,13 @@ if ! cmp -s "$dest/../.copied" "$dest/../.wanted"; then
   rm -rf "$dest"; mkdir -p "$dest"
   git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$dest/"
 fi
+# ansible-test bootstraps pip into its venvs from a host we cannot reach: give it the stand-in,
+# under the name it looks for (the pip version ansible-test pins).
+pipv=$(python3 -c 'from ansible_test._internal.python_requirements import get_venv_packages as g
+class P: version = "3"
+print(g(P())["pip"])')
+mkdir -p ~/.ansible/test/cache
+cp "$HARNESS_DIR/get_pip_standin.py" ~/.ansible/test/cache/"get_pip_${pipv//./_}.py"
 cd "$dest"
 py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 exec ansible-test sanity --local --python "$py" --color no "$@"
