@@ -50,6 +50,26 @@ def bus_id(value):
 
 
 # --------------------------------------------------------------------------- query CSV
+def placeholder(value):
+    """Kind of placeholder nvidia-smi printed instead of a value, else None.
+
+    ``deprecated`` (GeForce application clocks on recent drivers), ``not_supported``, ``na``,
+    ``no_permission``, ``error`` (GPU lost, unknown error, reset required).
+    """
+    v = (value or "").strip().strip("[]").lower()
+    if v == "" or v in ("n/a", "not available"):
+        return "na"
+    if "deprecated" in v:
+        return "deprecated"
+    if "not supported" in v:
+        return "not_supported"
+    if "permission" in v:
+        return "no_permission"
+    if "error" in v or "lost" in v or "reset" in v:
+        return "error"
+    return None
+
+
 def na_value(value):
     """True for the placeholders nvidia-smi prints instead of a value."""
     v = (value or "").strip()
@@ -60,12 +80,13 @@ def _field_name(header):
     return re.sub(r"\s*\[[^\]]*\]\s*$", "", header.strip())
 
 
-def parse_query_csv(text, fields=None):
+def parse_query_csv(text, fields=None, keep_placeholders=False):
     """Parse ``--query-gpu=... --format=csv[,noheader][,nounits]`` output.
 
     With ``fields`` (the names asked for) the output may lack its header; without them the
     first line must be the header. Returns a list of dicts field -> string, with None for
-    N/A-like placeholders; a unit suffix ("345 MHz") is kept as printed.
+    N/A-like placeholders (kept as printed with ``keep_placeholders``); a unit suffix
+    ("345 MHz") is kept as printed.
     """
     lines = [ln for ln in strip_ansi(text).splitlines() if ln.strip()]
     if not lines:
@@ -83,7 +104,7 @@ def parse_query_csv(text, fields=None):
             cells = [c.strip() for c in line.split(",")]
         if len(cells) != len(names):
             continue
-        rows.append({n: (None if na_value(c) else c) for n, c in zip(names, cells)})
+        rows.append({n: (c if keep_placeholders or not na_value(c) else None) for n, c in zip(names, cells)})
     return rows
 
 

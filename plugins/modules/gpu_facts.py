@@ -9,7 +9,7 @@ module: gpu_facts
 short_description: NVIDIA GPU, PCIe, NVLink and P2P topology as facts
 version_added: 0.1.0
 description:
-  - Sets C(ansible_facts.gpu_topology) from the best source available, each degrading to the next
+  - Sets C(ansible_facts.gpu_topology) from the best source available, each degrading to the next (in this order)
     NVML through the C(pynvml) import (PyPI C(nvidia-ml-py), or the deprecated C(pynvml) package),
     then C(nvidia-smi)'s machine interfaces (C(--query-gpu) CSV, C(topo -m), C(topo -p2p r)),
     then sysfs and procfs alone (NVIDIA PCI functions of class 0x0300/0x0302 and C(/proc/driver/nvidia)).
@@ -21,7 +21,7 @@ description:
     and says why in C(warnings). Problems it finds on the host (a GPU that fell off the bus, a driver/library
     mismatch) go to C(errors) and do not fail the module either.
   - C(pcie.downgraded) is true when the link runs narrower than its maximum width. A lower link
-    generation than the maximum is not flagged: GPUs drop their link speed when idle.
+    generation than the maximum is not flagged, because GPUs drop their link speed when idle.
 options:
   root:
     description:
