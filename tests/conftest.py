@@ -9,6 +9,3 @@ if not LINK.exists():
     LINK.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(ROOT, LINK)
 sys.path.insert(0, str(ROOT / ".cache" / "collections"))
-
-# Public captures live beside the checkout (../shared) and are read in place, never copied.
-SHARED = Path(os.environ.get("LLMHOST_SHARED", ROOT.parent / "shared"))

@@ -18,7 +18,7 @@ options:
     description: The output lines (a list) or the whole output (a string).
     type: raw
     required: true
-author: llmhost.vllm maintainers
+author: llmhost.vllm maintainers (@llmhost)
 """
 
 EXAMPLES = r"""

@@ -20,7 +20,7 @@ def parse_cpulist(text):
         return []
     cpus = set()
     for part in str(text).replace(" ", "").split(","):
-        lo, _, hi = part.partition("-")
+        lo, dummy, hi = part.partition("-")
         lo = int(lo)
         hi = int(hi) if hi else lo
         if hi < lo:

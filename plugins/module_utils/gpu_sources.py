@@ -25,15 +25,19 @@ def query_gpus(run, nvidia_smi, fields=topology.SMI_FIELDS):
         fields.remove("compute_cap")
         rc, out, err = run([nvidia_smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if rc != 0:
-        return [], smi.parse_errors(out + "\n" + err) or [{"kind": "failed", "message": "nvidia-smi --query-gpu failed "
-                                                            "(rc %s): %s" % (rc, (err or out).strip()[:300])}]
+        failed = {"kind": "failed", "message": "nvidia-smi --query-gpu failed (rc %s): %s" % (rc, (err or out).strip()[:300])}
+        return [], smi.parse_errors(out + "\n" + err) or [failed]
     return smi.parse_query_csv(out, fields), []
 
 
-def gather(root="/", run=None, nvidia_smi=None, pynvml=None, use_nvml=True, notes=None):
-    """Collect from every source that is needed and available; returns the gpu_topology fact."""
+def gather(root="/", run=None, nvidia_smi=None, pynvml=None, use_nvml=True, notes=None, live=None):
+    """Collect from every source that is needed and available; returns the gpu_topology fact.
+
+    ``live`` says whether NVML and nvidia-smi describe the tree under ``root`` (true for "/";
+    tests replaying a capture set it explicitly).
+    """
     notes = list(notes or [])
-    live = (root or "/") == "/"
+    live = (root or "/") == "/" if live is None else live
     sys_gpus = sysfs.nvidia_gpus(root)
     driver = sysfs.driver_info(root)
     dump = None

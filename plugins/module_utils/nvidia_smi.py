@@ -161,7 +161,7 @@ def parse_topo_matrix(text):
     (``NIC8NIC9``) does not shift the GPU columns.
     """
     lines = strip_ansi(text).splitlines()
-    hidx, cols, _ = _header_columns(lines)
+    hidx, cols = _header_columns(lines)[:2]
     result = {"gpus": [], "links": {}, "columns": cols}
     if hidx is None:
         return result
@@ -209,7 +209,7 @@ def parse_topo_matrix(text):
 def parse_p2p_matrix(text):
     """Parse ``nvidia-smi topo -p2p <r|w|n|a|p>``: ``{"i,j": status}`` for i < j."""
     lines = strip_ansi(text).splitlines()
-    hidx, cols, _ = _header_columns(lines)
+    hidx, cols = _header_columns(lines)[:2]
     out = {}
     if hidx is None:
         return out

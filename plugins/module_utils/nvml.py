@@ -47,7 +47,7 @@ def decode_event_reasons(mask):
             return None
     names = [name for bit, name in EVENT_REASONS if mask & bit]
     known = 0
-    for bit, _ in EVENT_REASONS:
+    for bit, dummy in EVENT_REASONS:
         known |= bit
     if mask & ~known:
         names.append("unknown_0x%x" % (mask & ~known))
@@ -80,6 +80,8 @@ def _plain(value):
         return _text(value)
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return dict((k, _plain(v)) for k, v in value.items())
     fields = getattr(value, "_fields_", None)
     if fields:
         return dict((f[0], _plain(getattr(value, f[0]))) for f in fields)

@@ -71,7 +71,7 @@ def pci_devices(root):
     for top in os.listdir(devices):
         if not top.startswith("pci"):
             continue
-        for dirpath, dirnames, _ in os.walk(os.path.join(devices, top)):
+        for dirpath, dirnames, dummy in os.walk(os.path.join(devices, top)):
             for d in list(dirnames):
                 if _BDF_RE.match(d):
                     found[d] = os.path.join(dirpath, d)
@@ -139,7 +139,7 @@ def driver_info(root="/"):
     if os.path.isdir(gdir):
         for bdf in sorted(os.listdir(gdir)):
             text = read(root, "/proc/driver/nvidia/gpus", bdf, "information") or ""
-            fields = dict((k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in text.splitlines()) if k)
+            fields = dict((k.strip(), v.strip()) for k, dummy, v in (ln.partition(":") for ln in text.splitlines()) if k)
             info["gpus"][bdf.lower()] = {"name": fields.get("Model"), "uuid": fields.get("GPU UUID"),
                                          "minor": fields.get("Device Minor")}
     return info

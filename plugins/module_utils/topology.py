@@ -72,8 +72,8 @@ def gpus_from_nvml(dump):
     devices = dump.get("devices") or []
     for dev in devices:
         if nv.err(dev.get("handle")):
-            errors.append("GPU %s: NVML cannot open it (%s: %s)." % (dev.get("index"), nv.err(dev["handle"]),
-                                                                      dev["handle"].get("msg")))
+            errors.append("GPU %s: NVML cannot open it (%s: %s)."
+                          % (dev.get("index"), nv.err(dev["handle"]), dev["handle"].get("msg")))
             continue
         pci = nv.ok(dev.get("nvmlDeviceGetPciInfo_v3")) or nv.ok(dev.get("nvmlDeviceGetPciInfo")) or {}
         cc = nv.ok(dev.get("nvmlDeviceGetCudaComputeCapability"))

@@ -31,7 +31,8 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
-author: llmhost.vllm maintainers
+    description: Changes nothing, so there is nothing to diff.
+author: llmhost.vllm maintainers (@llmhost)
 """
 
 EXAMPLES = r"""

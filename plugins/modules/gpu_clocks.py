@@ -55,7 +55,7 @@ attributes:
   diff_mode:
     support: full
     description: Shows the recorded settings per GPU before and after.
-author: llmhost.vllm maintainers
+author: llmhost.vllm maintainers (@llmhost)
 """
 
 EXAMPLES = r"""
@@ -155,7 +155,7 @@ def main():
     def run(argv):
         return module.run_command(argv, environ_update={"LC_ALL": "C"})
 
-    pynvml, _ = nv.import_pynvml()
+    pynvml = nv.import_pynvml()[0]
     source, infos, notes = read_clock_info(run=run, nvidia_smi=smi_path, pynvml=pynvml)
     if not infos:
         module.fail_json(msg="no GPU to set clocks on: %s" % " ".join(notes))

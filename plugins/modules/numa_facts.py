@@ -25,9 +25,11 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is nothing to diff.
   facts:
     support: full
-author: llmhost.vllm maintainers
+    description: Returns its result under ansible_facts.
+author: llmhost.vllm maintainers (@llmhost)
 """
 
 EXAMPLES = r"""

@@ -1,0 +1,71 @@
+"""Fixtures for the unit tests: our host captures (in the repo) and public captures (../shared)."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Public captures live beside the checkout (../shared) and are read in place, never copied.
+SHARED = Path(os.environ.get("LLMHOST_SHARED", ROOT.parent / "shared"))
+HOSTS = Path(__file__).resolve().parent.parent / "fixtures" / "hosts"
+
+
+class Capture:
+    """One captured host: its sysfs/procfs tree, command outputs and NVML dump."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dir = HOSTS / name
+        self.root = str(self.dir / "root")
+
+    def cmd(self, name):
+        return (self.dir / "cmd" / name).read_text()
+
+    def nvml(self):
+        return json.loads((self.dir / "nvml.json").read_text())
+
+    def runner(self, calls=None):
+        """A run_command stand-in answering nvidia-smi calls from the captured outputs."""
+        def run(argv):
+            if calls is not None:
+                calls.append(argv)
+            args = argv[1:]
+            if args[:2] == ["topo", "-m"]:
+                return 0, self.cmd("nvidia-smi-topo-m.txt"), ""
+            if args[:3] == ["topo", "-p2p", "r"]:
+                return 0, self.cmd("nvidia-smi-topo-p2p-r.txt"), ""
+            if args and args[0].startswith("--query-gpu="):
+                return 0, _query_from_capture(self, args[0][len("--query-gpu="):].split(",")), ""
+            return 2, "", "unexpected command %r" % argv
+        return run
+
+
+def _query_from_capture(capture, fields):
+    """Answer a --query-gpu call from the captured CSV, for the fields the capture has."""
+    text = capture.cmd("nvidia-smi-query.csv").splitlines()
+    header = [h.strip().split(" [")[0] for h in text[0].split(",")]
+    out = []
+    for line in text[1:]:
+        cells = dict(zip(header, [c.strip() for c in line.split(", ")]))
+        out.append(", ".join(cells.get(f, "[N/A]") for f in fields))
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(params=["h200x1", "h200x2"])
+def capture(request):
+    return Capture(request.param)
+
+
+@pytest.fixture
+def h200x2():
+    return Capture("h200x2")
+
+
+@pytest.fixture
+def shared():
+    """The public captures folder, or skip with the reason."""
+    public = SHARED / "fixtures" / "public"
+    if not public.is_dir():
+        pytest.skip("public captures not found at %s (they live in ../shared, never in the repo)" % public)
+    return public

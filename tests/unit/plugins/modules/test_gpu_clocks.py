@@ -1,0 +1,121 @@
+"""gpu_clocks against the NVML stand-in (fake_pynvml: answers from the H200 capture and enforces
+NVML's rules: root, supported ranges, power constraints). Proves validation before change,
+idempotence through the state file, check mode, reset, and reapplying after a reboot."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.llmhost.vllm.plugins.module_utils import clocks
+from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
+from ansible_collections.llmhost.vllm.plugins.modules import gpu_clocks
+from fake_pynvml import FakePynvml
+
+
+@pytest.fixture
+def nvml(h200x2, monkeypatch):
+    fake = FakePynvml(h200x2.nvml(), constraints=(200000, 700000))
+    monkeypatch.setattr(nv, "import_pynvml", lambda: (fake, None))
+    monkeypatch.setattr(gpu_clocks, "_boot_id", lambda: "boot-1")
+    return fake
+
+
+def run(args, capsys, check=False):
+    if check:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            gpu_clocks.main()
+    out = json.loads(capsys.readouterr().out)
+    out["rc"] = exc.value.code
+    return out
+
+
+def test_lock_is_idempotent_through_the_state_file(nvml, tmp_path, capsys):
+    state = tmp_path / "gpu_clocks.json"
+    args = {"graphics_clocks": "1500", "state_file": str(state)}
+    first = run(args, capsys)
+    assert first["changed"] is True and first["rc"] == 0
+    assert nvml.calls == [("lock_graphics", 0, 1500, 1500), ("lock_graphics", 1, 1500, 1500)]
+    second = run(args, capsys)
+    assert second["changed"] is False and len(nvml.calls) == 2
+    recorded = json.loads(state.read_text())
+    assert set(recorded) == {d["nvmlDeviceGetUUID"]["ok"] for d in nvml.dump["devices"]}
+
+
+def test_reboot_clears_locks_so_they_are_applied_again(nvml, tmp_path, capsys, monkeypatch):
+    args = {"graphics_clocks": "1500", "gpus": ["0"], "state_file": str(tmp_path / "s.json")}
+    run(args, capsys)
+    monkeypatch.setattr(gpu_clocks, "_boot_id", lambda: "boot-2")
+    again = run(args, capsys)
+    assert again["changed"] is True and nvml.calls.count(("lock_graphics", 0, 1500, 1500)) == 2
+
+
+def test_check_mode_changes_nothing(nvml, tmp_path, capsys):
+    state = tmp_path / "s.json"
+    out = run({"graphics_clocks": "1500", "power_limit": 500, "state_file": str(state)}, capsys, check=True)
+    assert out["changed"] is True and nvml.calls == [] and not state.exists()
+    assert out["gpus"][0]["actions"] == [["lock_graphics", 1500, 1500], ["power", 500.0]]
+    assert "1500" in out["diff"]["after"]
+
+
+def test_out_of_range_values_fail_before_any_change(nvml, tmp_path, capsys):
+    for args, words in (({"graphics_clocks": 2100}, "outside GPU 0 (NVIDIA H200)'s supported range 345-1980 MHz"),
+                        ({"memory_clocks": "1000,3201"}, "outside GPU 0 (NVIDIA H200)'s supported memory clocks"),
+                        ({"power_limit": 900}, "power_limit=900.0 W is outside"),
+                        ({"graphics_clocks": "2000,100"}, "0 < min <= max"),
+                        ({"gpus": ["7"], "graphics_clocks": 1500}, "gpus: 7 not found")):
+        out = run(dict(args, state_file=str(tmp_path / "s.json")), capsys)
+        assert out["rc"] == 1 and words in out["msg"], out["msg"]
+    assert nvml.calls == [] and not (tmp_path / "s.json").exists()
+
+
+def test_no_permission_is_reported_with_a_hint(nvml, tmp_path, capsys):
+    nvml.is_root = False
+    out = run({"graphics_clocks": 1500, "state_file": str(tmp_path / "s.json")}, capsys)
+    assert out["rc"] == 1 and "NVMLError_NoPermission" in out["msg"] and "run as root" in out["msg"]
+
+
+def test_power_limit_is_read_back_and_reset_restores_defaults(nvml, tmp_path, capsys):
+    state = str(tmp_path / "s.json")
+    assert run({"power_limit": 500, "state_file": state}, capsys)["changed"] is True
+    assert run({"power_limit": 500, "state_file": state}, capsys)["changed"] is False
+    out = run({"state": "reset", "state_file": state}, capsys)
+    assert out["changed"] is True and ("power", 0, 700000) in nvml.calls
+    assert json.loads((tmp_path / "s.json").read_text()) == {}
+    assert run({"state": "reset", "state_file": state}, capsys)["changed"] is False
+
+
+def test_plan_reads_only_records_from_this_boot():
+    gpu = {"power": {"limit_w": 700.0, "default_limit_w": 700.0}}
+    actions, new = clocks.plan(gpu, {"boot_id": "a", "graphics": [1500, 1500]}, "a", (1500, 1500), None, None, False)
+    assert actions == [] and new == {"boot_id": "a", "graphics": [1500, 1500]}
+    actions, _ = clocks.plan(gpu, {"boot_id": "a", "graphics": [1500, 1500]}, "b", (1500, 1500), None, None, False)
+    assert actions == [("lock_graphics", 1500, 1500)]
+
+
+@pytest.mark.parametrize("value,want", [("2100", (2100, 2100)), (2100, (2100, 2100)), ("210,2100", (210, 2100)),
+                                        ([210, 2100], (210, 2100)), (None, None)])
+def test_parse_range(value, want):
+    assert clocks.parse_range(value, "graphics_clocks") == want
+
+
+def test_clock_info_geforce_deprecated_app_clocks(shared):
+    from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
+    rows = smi.parse_query_csv((shared / "smi-query/nvge-4080super-595-idle-query-gpu-allfields-csv.txt").read_text(),
+                               keep_placeholders=True)
+    info = clocks.info_from_smi(rows)[0]
+    assert info["applications_clocks"]["status"] == "deprecated"
+    assert info["event_reasons"]["active"] == ["gpu_idle"]
+    assert info["power"]["max_limit_w"] == 400.0 and info["clocks_mhz"]["graphics"]["max"] == 3165
+
+
+def test_clock_info_from_nvml_capture(h200x2):
+    info = clocks.info_from_nvml(h200x2.nvml())
+    assert [g["clocks_mhz"]["sm"] for g in info] == [{"current": 345, "max": 1980}] * 2
+    assert info[0]["supported_clocks"]["graphics_min_mhz"] == 345 and info[0]["supported_clocks"]["memory_mhz"] == [3201, 2201]
+    assert info[0]["event_reasons"]["active"] == ["gpu_idle"]
+
+
+def test_event_reason_decoding():
+    assert nv.decode_event_reasons("0x0000000000000044") == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert nv.decode_event_reasons(0x1000) == ["unknown_0x1000"]
