@@ -1,0 +1,132 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight report: facts read off a host, set against what the collection wants.
+
+Pure functions (controller side, through the ``preflight_report`` filter). Each check is
+``{"area", "item", "want", "have", "status" (PASS/WARN/FAIL/INFO), "fix"}``. Role issues add
+their checks here as their roles land.
+"""
+
+from __future__ import annotations
+
+PASS, WARN, FAIL, INFO = "PASS", "WARN", "FAIL", "INFO"
+
+
+def _check(area, item, want, have, status, fix=""):
+    return {"area": area, "item": item, "want": want, "have": have, "status": status, "fix": fix}
+
+
+def gpu_checks(topo):
+    out = []
+    gpus = topo.get("gpus") or []
+    drv = topo.get("driver") or {}
+    if not gpus:
+        out.append(_check("gpu", "NVIDIA GPUs", ">= 1", "none found", FAIL,
+                          "vLLM needs an NVIDIA GPU; this host can still be tuned, but not serve"))
+    else:
+        out.append(_check("gpu", "NVIDIA GPUs", ">= 1", ", ".join("%s %s" % (g["index"], g.get("name") or "?") for g in gpus),
+                          PASS))
+        out.append(_check("gpu", "driver loaded", "yes", drv.get("version") or "no",
+                          PASS if drv.get("loaded") else FAIL, "" if drv.get("loaded") else
+                          "install the NVIDIA driver (site.yml, tag nvidia_driver) and reboot"))
+        out.append(_check("gpu", "facts source", "nvml", topo.get("source"), PASS if topo.get("source") == "nvml" else INFO,
+                          "" if topo.get("source") == "nvml" else "install nvidia-ml-py for the target's Python for full facts"))
+        for g in gpus:
+            p = g.get("pcie") or {}
+            if p.get("width_max"):
+                out.append(_check("pcie", "GPU %s link width" % g["index"], "x%s" % p["width_max"], "x%s" % p.get("width_current"),
+                                  WARN if p.get("downgraded") else PASS,
+                                  "reseat the card or move it to a full-width slot (check BIOS lane bifurcation)" if p.get("downgraded") else ""))
+    for key, status in sorted((topo.get("p2p") or {}).items()):
+        i, j = key.split(",")
+        out.append(_check("p2p", "GPU %s <-> GPU %s peer-to-peer" % (i, j), "OK", status, PASS if status == "OK" else WARN,
+                          "" if status == "OK" else "the serving plan sets NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce "
+                          "for tensor parallelism, or serves one replica per GPU"))
+    for key, code in sorted((topo.get("links") or {}).items()):
+        i, j = key.split(",")
+        out.append(_check("links", "GPU %s <-> GPU %s link" % (i, j), "", code, INFO))
+    nodes = sorted(set(g["numa_node"] for g in gpus if g.get("numa_node") is not None))
+    if len(nodes) > 1:
+        out.append(_check("numa", "GPU NUMA nodes", "bind per GPU", ", ".join(str(n) for n in nodes), WARN,
+                          "the serving plan binds each vLLM process to its GPU's node"))
+    for e in topo.get("errors") or []:
+        out.append(_check("gpu", "problem", "none", e, FAIL, "see the message; most need a reboot or a driver reinstall"))
+    return out
+
+
+def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
+    out = []
+    for key in sorted(wanted_sysctl or {}):
+        want = " ".join(str(wanted_sysctl[key]).split())
+        have = (live_sysctl or {}).get(key)
+        have = " ".join(have.split()) if isinstance(have, str) else have
+        out.append(_check("sysctl", key, want, have if have is not None else "absent", PASS if have == want else WARN,
+                          "" if have == want else "site.yml --tags system_tuning"))
+    params = (cmdline or "").split()
+    for p in wanted_cmdline or []:
+        ok = p in params
+        out.append(_check("cmdline", p, "on the kernel command line", "present" if ok else "absent", PASS if ok else WARN,
+                          "" if ok else "site.yml --tags system_tuning, then reboot (system_tuning_reboot_ok=true lets it reboot)"))
+    thp = ((numa or {}).get("thp") or {}).get("enabled")
+    want_thp = next((p.split("=", 1)[1] for p in (wanted_cmdline or []) if p.startswith("transparent_hugepage=")), None)
+    if want_thp:
+        out.append(_check("thp", "transparent huge pages", want_thp, thp or "unknown", PASS if thp == want_thp else WARN,
+                          "" if thp == want_thp else "site.yml --tags system_tuning (boot parameter; reboot)"))
+    govs = ((numa or {}).get("cpufreq") or {}).get("governors") or {}
+    out.append(_check("cpu", "frequency governor", "performance", ", ".join("%s (%s)" % kv for kv in sorted(govs.items()))
+                      or "not exposed (VM or firmware-controlled)", INFO))
+    if (numa or {}).get("node_count", 0) > 1:
+        nb = (numa or {}).get("numa_balancing")
+        out.append(_check("numa", "kernel.numa_balancing", "0", nb, PASS if nb == 0 else WARN,
+                          "" if nb == 0 else "site.yml --tags system_tuning"))
+    return out
+
+
+def summary(checks):
+    counts = dict((s, 0) for s in (PASS, WARN, FAIL, INFO))
+    for c in checks:
+        counts[c["status"]] = counts.get(c["status"], 0) + 1
+    return counts
+
+
+def _cell(v):
+    return str(v if v is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(host, system, topo, numa, checks):
+    """A readable report (Markdown; also fine as plain text)."""
+    lines = ["# llmhost.vllm preflight: %s" % host, ""]
+    lines.append("Host: %s; kernel %s; CPUs %s; %s NUMA node(s)." % (
+        system.get("os"), system.get("kernel"), (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))
+    drv = topo.get("driver") or {}
+    lines.append("Driver: %s (CUDA %s), facts from %s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-",
+                                                           topo.get("source")))
+    lines.append("")
+    if topo.get("gpus"):
+        lines += ["| GPU | name | bus | CC | memory MiB | NUMA | CPUs | PCIe now/max | power W |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for g in topo["gpus"]:
+            p = g.get("pcie") or {}
+            lines.append("| %s |" % " | ".join(_cell(x) for x in (
+                g["index"], g.get("name"), g.get("pci_bus_id"), g.get("compute_capability"), g.get("memory_total_mib"),
+                g.get("numa_node"), g.get("cpu_affinity"),
+                "gen%s x%s / gen%s x%s" % (p.get("gen_current"), p.get("width_current"), p.get("gen_max"), p.get("width_max")),
+                g.get("power_limit_w"))))
+        lines.append("")
+    else:
+        lines += ["No NVIDIA GPU found on this host.", ""]
+    counts = summary(checks)
+    lines.append("Checks: %d PASS, %d WARN, %d FAIL, %d INFO." % (counts[PASS], counts[WARN], counts[FAIL], counts[INFO]))
+    lines += ["", "| status | area | item | want | have | fix |", "|---|---|---|---|---|---|"]
+    for c in checks:
+        lines.append("| %s |" % " | ".join(_cell(c[k]) for k in ("status", "area", "item", "want", "have", "fix")))
+    notes = (topo.get("warnings") or []) + (numa or {}).get("warnings", [])
+    if notes:
+        lines += ["", "Notes:"] + ["- %s" % n for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
+    checks = gpu_checks(topo or {}) + tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline)
+    return {"host": host, "system": system, "gpu_topology": topo, "numa": numa, "checks": checks,
+            "summary": summary(checks), "markdown": markdown(host, system or {}, topo or {}, numa or {}, checks)}

@@ -1,0 +1,45 @@
+"""Preflight report: checks and rendering from real facts."""
+from ansible_collections.llmhost.vllm.plugins.filter.preflight_report import preflight_report
+from ansible_collections.llmhost.vllm.plugins.module_utils import numa, report, sysfs, topology
+
+
+def _by_item(checks):
+    return dict((c["item"], c) for c in checks)
+
+
+def test_gpu_less_host_says_so():
+    out = preflight_report({"host": "ci", "gpu_topology": topology.build(), "numa": {"node_count": 1},
+                            "sysctl": {"vm.swappiness": "60"}, "wanted_sysctl": {"vm.swappiness": 1},
+                            "cmdline": "BOOT_IMAGE=/vmlinuz ro", "wanted_cmdline": ["transparent_hugepage=never"]})
+    checks = _by_item(out["checks"])
+    assert checks["NVIDIA GPUs"]["status"] == "FAIL"
+    assert checks["vm.swappiness"]["status"] == "WARN" and checks["vm.swappiness"]["have"] == "60"
+    assert checks["transparent_hugepage=never"]["status"] == "WARN"
+    assert "No NVIDIA GPU found" in out["markdown"]
+    assert out["summary"]["FAIL"] == 1
+
+
+def test_h200_capture_passes_gpu_checks(h200x2):
+    topo = topology.build(nvml_dump=h200x2.nvml(), sys_gpus=sysfs.nvidia_gpus(h200x2.root),
+                          driver=sysfs.driver_info(h200x2.root), smi_p2p={"0,1": "OK"})
+    fact = numa.numa_facts(h200x2.root)
+    out = report.build_report("h200", {"os": "Ubuntu 24.04", "kernel": "6.8"}, topo, fact, {"vm.swappiness": "1"},
+                              {"vm.swappiness": 1}, "ro transparent_hugepage=never", ["transparent_hugepage=never"])
+    checks = _by_item(out["checks"])
+    assert checks["driver loaded"]["status"] == "PASS" and checks["driver loaded"]["have"] == "580.159.04"
+    assert checks["GPU 0 <-> GPU 1 peer-to-peer"]["status"] == "PASS"
+    assert checks["vm.swappiness"]["status"] == "PASS"
+    assert checks["transparent huge pages"]["status"] == "WARN"  # the capture's THP is madvise
+    assert "| 1 | NVIDIA H200 | 0000:00:07.0 | 9.0 | 143771 |" in out["markdown"]
+
+
+def test_p2p_and_width_problems_are_warnings_with_fixes():
+    topo = {"gpus": [{"index": 0, "pcie": {"width_current": 8, "width_max": 16, "downgraded": True}, "numa_node": 0},
+                     {"index": 1, "pcie": {"width_current": 16, "width_max": 16, "downgraded": False}, "numa_node": 1}],
+            "driver": {"loaded": True, "version": "535.129.03"}, "p2p": {"0,1": "NS"}, "links": {"0,1": "SYS"},
+            "errors": ["GPU 0000:02:00.0 does not answer: GPU is lost."], "source": "nvidia-smi"}
+    checks = _by_item(report.gpu_checks(topo))
+    assert checks["GPU 0 link width"]["status"] == "WARN"
+    assert "NCCL_P2P_DISABLE=1" in checks["GPU 0 <-> GPU 1 peer-to-peer"]["fix"]
+    assert checks["GPU NUMA nodes"]["status"] == "WARN"
+    assert checks["problem"]["status"] == "FAIL"
