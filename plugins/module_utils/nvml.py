@@ -19,7 +19,8 @@ P2P_CODES = {0: "OK", 1: "CNS", 2: "GNS", 3: "TNS", 4: "DR", 5: "NS", 6: "U"}
 # literal is passed.
 P2P_CAPS_INDEX_READ = 0
 NVLINK_MAX_LINKS = 18
-NVLINK_DEVICE_TYPE_SWITCH = 1
+# nvmlIntNvLinkDeviceType_t: GPU 0, IBMNPU 1, SWITCH 2, UNKNOWN 0xFF.
+NVLINK_DEVICE_TYPE_SWITCH = 2
 # Clock types: NVML_CLOCK_GRAPHICS, _SM, _MEM, _VIDEO.
 CLOCKS = {"graphics": 0, "sm": 1, "mem": 2, "video": 3}
 # nvmlClocksEventReasons bits -> names.
@@ -85,10 +86,9 @@ def _plain(value):
     fields = getattr(value, "_fields_", None)
     if fields:
         return dict((f[0], _plain(getattr(value, f[0]))) for f in fields)
-    try:
+    if hasattr(value, "_length_"):  # a ctypes array; never iterate a pointer (it has no end)
         return [_plain(v) for v in value]
-    except TypeError:
-        return str(value)
+    return str(value)
 
 
 def _call(fn, *args):
@@ -120,10 +120,12 @@ def collect(pynvml, clocks=False):
         handles = []
         devices = []
         for i in range(ok(dump["count"], 0)):
-            h = _call(pynvml.nvmlDeviceGetHandleByIndex, i)
-            dev = {"index": i, "handle": {"err": err(h), "msg": h.get("msg")} if err(h) else {"ok": True}}
-            devices.append(dev)
-            handles.append(pynvml.nvmlDeviceGetHandleByIndex(i) if not err(h) else None)
+            try:
+                handles.append(pynvml.nvmlDeviceGetHandleByIndex(i))
+                devices.append({"index": i, "handle": {"ok": True}})
+            except Exception as e:  # pylint: disable=broad-except  # e.g. NVMLError_GpuIsLost
+                handles.append(None)
+                devices.append({"index": i, "handle": {"err": type(e).__name__, "msg": str(e)}})
         for dev, h in zip(devices, handles):
             if h is None:
                 continue

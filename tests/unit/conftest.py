@@ -63,6 +63,12 @@ def h200x2():
 
 
 @pytest.fixture
+def h200x2_device():
+    """What tests/device/facts_proof.sh brought back from a lent 2x H200 machine (2026-11-29)."""
+    return Capture("h200x2-device")
+
+
+@pytest.fixture
 def shared():
     """The public captures folder, or skip with the reason."""
     public = SHARED / "fixtures" / "public"

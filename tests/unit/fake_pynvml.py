@@ -26,8 +26,13 @@ CLOCK_KEYS = {0: "graphics", 1: "sm", 2: "mem", 3: "video"}
 
 
 class Handle:
+    """Like pynvml's handle (a ctypes pointer): iterating it would never end, so it refuses."""
+
     def __init__(self, index):
         self.index = index
+
+    def __iter__(self):
+        raise AssertionError("an NVML device handle is a pointer; iterating it never ends")
 
 
 class FakePynvml:
@@ -123,11 +128,23 @@ class FakePynvml:
             raise TypeError("p2p caps index must be an int (nvidia-ml-py 13.6x exports a tuple)")
         return self._answer(self._dev(h1).get("p2p_read", {}).get(str(h2.index)))
 
+    def _link(self, handle, link, key, old_key):
+        dev = self._dev(handle)
+        if "nvlinks" in dev:  # our collector's format: one entry per active link
+            for entry in dev["nvlinks"]:
+                if entry["link"] == link:
+                    return self._answer(entry.get(key))
+            return 0 if key == "state" else self._answer(None)
+        return self._answer(dev.get(old_key % link))
+
     def nvmlDeviceGetNvLinkState(self, handle, link):
-        return self._answer(self._dev(handle).get("nvlink_state_%d" % link))
+        return self._link(handle, link, "state", "nvlink_state_%d")
 
     def nvmlDeviceGetNvLinkRemotePciInfo(self, handle, link):
-        return self._answer(self._dev(handle).get("nvlink_remote_pci_%d" % link))
+        return self._link(handle, link, "remote_pci", "nvlink_remote_pci_%d")
+
+    def nvmlDeviceGetNvLinkRemoteDeviceType(self, handle, link):
+        return self._link(handle, link, "remote_type", "nvlink_remote_type_%d")
 
     def nvmlDeviceGetClockInfo(self, handle, ctype):
         return self._answer(self._dev(handle).get("clock_" + CLOCK_KEYS[ctype]))
