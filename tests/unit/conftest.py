@@ -68,6 +68,12 @@ def h200x2_device():
     return Capture("h200x2-device")
 
 
+@pytest.fixture(params=["h200x1-device", "h200x2-device"])
+def device_capture(request):
+    """What tests/device/facts_proof.sh brought back from lent 1x and 2x H200 machines."""
+    return Capture(request.param)
+
+
 @pytest.fixture
 def shared():
     """The public captures folder, or skip with the reason."""
