@@ -1,0 +1,39 @@
+"""Every role keeps its contract: argument_specs equal to defaults, README naming every variable,
+phase imports tagged with the role, role and phase tags."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "roles").iterdir() if (p / "tasks" / "main.yml").exists())
+PHASES = {"install", "configure", "service", "verify"}
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
+def test_argument_specs_match_defaults(role):
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text()) or {}
+    spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert set(defaults) == set(spec), "defaults and argument_specs list different variables"
+    for name, value in defaults.items():
+        assert name.startswith(role.name + "_"), "%s is not prefixed with the role name" % name
+        assert spec[name].get("default") == value, "%s: default differs between defaults/ and argument_specs" % name
+        assert spec[name].get("description"), "%s has no description" % name
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
+def test_readme_names_every_public_variable(role):
+    readme = (role / "README.md").read_text()
+    for name in yaml.safe_load((role / "defaults" / "main.yml").read_text()) or {}:
+        assert "`%s`" % name in readme, "%s is not documented in the role README" % name
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda p: p.name)
+def test_phase_imports_carry_role_and_phase_tags(role):
+    for entry in yaml.safe_load((role / "tasks" / "main.yml").read_text()):
+        tags = set(entry.get("tags") or [])
+        assert role.name in tags, entry["name"]
+        phases = tags & PHASES
+        assert phases, "%s: no phase tag" % entry["name"]
+        for phase in phases:
+            assert "%s_%s" % (role.name, phase) in tags, entry["name"]
+        assert "ansible.builtin.import_tasks" in entry, "phases are imported so tags reach every task"
