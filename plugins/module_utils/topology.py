@@ -340,6 +340,11 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
         p2p.setdefault(key, code)
     for e in smi_errors or []:
         errors.append(e["message"])
+    for row in smi_rows or []:
+        bad = sorted(k for k, v in row.items() if isinstance(v, str) and v.strip().upper() == "ERR!")
+        if bad:
+            errors.append("GPU %s (%s) reports ERR! for %s: the GPU is failing or has fallen off the bus; check the "
+                          "kernel log (Xid errors) and reboot." % (row.get("index"), row.get("pci.bus_id"), ", ".join(bad)))
     sys_list = gpus_from_sysfs(sys_gpus, driver)
     if sys_list:
         sources.append(sys_list)

@@ -113,3 +113,11 @@ def test_nvml_mismatch_and_no_gpu():
 def test_arch_list_for_mixed_gpus():
     gpus = [{"compute_capability": "8.9"}, {"compute_capability": "8.6"}, {"compute_capability": "8.9"}, {}]
     assert topology.arch_list(gpus) == "8.6;8.9"
+
+
+def test_err_cells_in_the_csv_are_errors():
+    rows = [{"index": "0", "name": "NVIDIA A30", "pci.bus_id": "00000000:3B:00.0", "power.limit": "ERR!",
+             "pcie.link.width.current": "ERR!"}]
+    fact = topology.build(smi_rows=rows)
+    assert fact["errors"] and "ERR! for pcie.link.width.current, power.limit" in fact["errors"][0]
+    assert fact["gpus"][0]["power_limit_w"] is None
