@@ -12,20 +12,14 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
 def read_clock_info(run=None, nvidia_smi=None, use_nvml=True, pynvml=None):
     """(source, gpus, warnings)."""
     warnings = []
-    if use_nvml:
-        module = pynvml
-        if module is None:
-            module, why = nv.import_pynvml()
-            if module is None:
-                warnings.append(why + ".")
-        if module is not None:
-            dump = nv.collect(module, clocks=True)
-            if nv.err(dump.get("init")):
-                warnings.append("NVML did not initialise (%s: %s)." % (dump["init"]["err"], dump["init"].get("msg")))
-            else:
-                gpus = clocks.info_from_nvml(dump)
-                if gpus:
-                    return "nvml", gpus, warnings
+    dump = nv.collect_or_note(pynvml, warnings, clocks=True) if use_nvml else None
+    if dump is not None:
+        if nv.err(dump.get("init")):
+            warnings.append("NVML did not initialise (%s: %s)." % (dump["init"]["err"], dump["init"].get("msg")))
+        else:
+            gpus = clocks.info_from_nvml(dump)
+            if gpus:
+                return "nvml", gpus, warnings
     if not nvidia_smi:
         warnings.append("nvidia-smi is not installed: no GPU clocks to read.")
         return "none", [], warnings

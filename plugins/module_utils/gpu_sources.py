@@ -42,13 +42,7 @@ def gather(root="/", run=None, nvidia_smi=None, pynvml=None, use_nvml=True, note
     driver = sysfs.driver_info(root)
     dump = None
     if use_nvml and live:
-        module = pynvml
-        if module is None:
-            module, why = nv.import_pynvml()
-            if module is None:
-                notes.append(why + ".")
-        if module is not None:
-            dump = nv.collect(module)
+        dump = nv.collect_or_note(pynvml, notes)
     elif not live:
         notes.append("root=%s: NVML and nvidia-smi describe the running host, not that tree; only sysfs/procfs were read." % root)
 

@@ -152,6 +152,23 @@ def _header_columns(lines):
     return None, [], ""
 
 
+def _matrix_rows(text):
+    """(device columns, [(row index, cells after the row name, row name)]) of a topo matrix."""
+    lines = strip_ansi(text).splitlines()
+    hidx, cols = _header_columns(lines)[:2]
+    rows = []
+    if hidx is None:
+        return cols, rows
+    for line in lines[hidx + 1:]:
+        if re.match(r"^\s*Legend", line):
+            break
+        m = _ROW_RE.match(line)
+        if m and _is_row(line):
+            cells = _split_row(line)[0]
+            rows.append((int(m.group(2)), cells[1:], cells[0]))
+    return cols, rows
+
+
 def parse_topo_matrix(text):
     """Parse ``nvidia-smi topo -m``.
 
@@ -160,21 +177,11 @@ def parse_topo_matrix(text):
     ``GPUn``; matrix cells are taken in header order, so a merged header cell further right
     (``NIC8NIC9``) does not shift the GPU columns.
     """
-    lines = strip_ansi(text).splitlines()
-    hidx, cols = _header_columns(lines)[:2]
+    cols, rows = _matrix_rows(text)
     result = {"gpus": [], "links": {}, "columns": cols}
-    if hidx is None:
-        return result
     gpu_cols = [c for c in cols if c.startswith("GPU")]
     matrix = {}
-    for line in lines[hidx + 1:]:
-        if re.match(r"^\s*Legend", line):
-            break
-        m = _ROW_RE.match(line)
-        if not m or not _is_row(line):
-            continue
-        cells = _split_row(line)[0]
-        name, rest = cells[0], cells[1:]
+    for index, rest, name in rows:
         codes = []
         while rest and len(codes) < len(cols) and _LINKS_RE.match(rest[0]):
             codes.append(rest.pop(0))
@@ -189,7 +196,6 @@ def parse_topo_matrix(text):
                 numa = after[0]
             tail = [c for c in after[1:] if c]
             gid = tail[-1] if tail else None
-        index = int(m.group(2))
         matrix[index] = dict(zip(cols, codes))
         result["gpus"].append({
             "index": index,
@@ -208,23 +214,14 @@ def parse_topo_matrix(text):
 
 def parse_p2p_matrix(text):
     """Parse ``nvidia-smi topo -p2p <r|w|n|a|p>``: ``{"i,j": status}`` for i < j."""
-    lines = strip_ansi(text).splitlines()
-    hidx, cols = _header_columns(lines)[:2]
+    cols, rows = _matrix_rows(text)
     out = {}
-    if hidx is None:
-        return out
     gpu_cols = [c for c in cols if c.startswith("GPU")]
-    for line in lines[hidx + 1:]:
-        if re.match(r"^\s*Legend", line):
-            break
-        m = _ROW_RE.match(line)
-        if not m or not _is_row(line):
-            continue
-        cells = [c for c in _split_row(line)[0][1:] if c]
+    for i, rest, dummy in rows:
+        cells = [c for c in rest if c]
         codes = []
         while cells and _P2P_RE.match(cells[0]):
             codes.append(cells.pop(0))
-        i = int(m.group(2))
         for col, code in zip(gpu_cols, codes):
             j = int(col[3:])
             if j > i and code != "X":

@@ -107,6 +107,16 @@ def import_pynvml():
         return None, "NVML Python bindings are not importable (%s: %s); install nvidia-ml-py" % (type(e).__name__, e)
 
 
+def collect_or_note(pynvml, notes, clocks=False):
+    """collect() with the bindings given or imported; None (and the reason in ``notes``) without them."""
+    if pynvml is None:
+        pynvml, why = import_pynvml()
+        if pynvml is None:
+            notes.append(why + ".")
+            return None
+    return collect(pynvml, clocks=clocks)
+
+
 def collect(pynvml, clocks=False):
     """Make the NVML calls and return a dump (see module docstring). Never raises."""
     dump = {"init": _call(pynvml.nvmlInit)}
