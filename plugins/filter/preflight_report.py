@@ -14,7 +14,9 @@ description:
     would apply, plus a Markdown rendering.
 options:
   _input:
-    description: Dict with C(host), C(system), C(gpu_topology), C(numa), C(sysctl), C(wanted_sysctl), C(cmdline), C(wanted_cmdline).
+    description:
+      - Dict with C(host), C(system), C(gpu_topology), C(numa), C(sysctl), C(wanted_sysctl), C(cmdline), C(wanted_cmdline)
+        and C(profile) (the selected stack profile).
     type: dict
     required: true
 author: llmhost.vllm maintainers (@llmhost)
@@ -28,7 +30,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(checks) (list of dicts), C(summary) (counts per status), C(markdown) (str) and the inputs.
+  description:
+    - C(checks) (list of dicts), C(blocking) (the failed checks that make site.yml stop), C(summary) (counts per status),
+      C(markdown) (str) and the inputs.
   type: dict
 """
 
@@ -42,7 +46,7 @@ def preflight_report(data):
         raise AnsibleFilterError("preflight_report expects a dict, got %s" % type(data).__name__)
     return build_report(data.get("host"), data.get("system") or {}, data.get("gpu_topology") or {}, data.get("numa") or {},
                         data.get("sysctl") or {}, data.get("wanted_sysctl") or {}, data.get("cmdline") or "",
-                        data.get("wanted_cmdline") or [])
+                        data.get("wanted_cmdline") or [], data.get("profile"))
 
 
 class FilterModule:

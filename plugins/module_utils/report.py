@@ -82,6 +82,67 @@ def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
     return out
 
 
+def _ver(text):
+    try:
+        return tuple(int(x) for x in str(text).split("."))
+    except (TypeError, ValueError):
+        return None
+
+
+def profile_checks(profile, system, topo):
+    """The host against the selected stack profile. Checks with ``blocking`` set make site.yml stop."""
+    if not profile:
+        return []
+    out = []
+    name = profile.get("name")
+    dist, version = system.get("distribution"), system.get("distribution_version")
+    supported = (profile.get("os") or {}).get(dist) or []
+    ok = version in supported
+    out.append(dict(_check("profile", "OS release", "; ".join("%s %s" % (d, "/".join(v)) for d, v in (profile.get("os") or {}).items()),
+                           "%s %s" % (dist, version), PASS if ok else FAIL,
+                           "" if ok else "profile %s does not support this OS; use a supported release or llmhost_stack=current" % name),
+                    blocking=not ok))
+    kernel = ((profile.get("kernel") or {}).get(dist) or {}).get("release")
+    if kernel:
+        ok = system.get("kernel") == kernel
+        out.append(_check("profile", "running kernel", kernel, system.get("kernel"), PASS if ok else WARN,
+                          "" if ok else "site.yml --tags kernel, then reboot (kernel_reboot_ok=true lets it reboot)"))
+    drv = profile.get("nvidia_driver") or {}
+    have = (topo.get("driver") or {})
+    if drv.get("version"):
+        if have.get("version"):
+            ok = have["version"] == drv["version"]
+            out.append(_check("profile", "NVIDIA driver", drv["version"], have["version"], PASS if ok else WARN,
+                              "" if ok else "site.yml --tags nvidia_driver (nvidia_driver_replace=true to replace an installed one)"))
+        else:
+            out.append(_check("profile", "NVIDIA driver", drv["version"], "not loaded", WARN, "site.yml --tags nvidia_driver"))
+    need_cuda = (profile.get("vllm") or {}).get("cuda")
+    if need_cuda and have.get("cuda_version"):
+        ok = _ver(have["cuda_version"]) >= _ver(need_cuda)
+        out.append(dict(_check("profile", "driver CUDA version", ">= %s (vLLM %s wheels)" % (need_cuda, profile["vllm"].get("version")),
+                               have["cuda_version"], PASS if ok else FAIL,
+                               "" if ok else "the loaded driver is too old for this profile's CUDA; install the profile's driver"),
+                        blocking=not ok))
+    lo, hi = _ver(drv.get("compute_capability_min")), _ver(drv.get("compute_capability_max"))
+    for g in topo.get("gpus") or []:
+        cc = _ver(g.get("compute_capability"))
+        if not cc or not lo or not hi:
+            continue
+        ok = lo <= cc <= hi
+        out.append(dict(_check("profile", "GPU %s arch sm_%s" % (g["index"], g["compute_capability"].replace(".", "")),
+                               "driver R%s supports %s-%s" % (drv.get("branch"), drv["compute_capability_min"], drv["compute_capability_max"]),
+                               g["compute_capability"], PASS if ok else FAIL,
+                               "" if ok else "this GPU needs a newer driver branch: llmhost_stack=current"), blocking=not ok))
+    py = (profile.get("python") or {}).get("version")
+    if py:
+        ok = py in (system.get("pythons") or [])
+        out.append(_check("profile", "Python for the venvs", py, ", ".join(system.get("pythons") or []) or "none",
+                          PASS if ok else WARN, "" if ok else "the vllm_install role installs %s" % (profile["python"].get("package") or "it")))
+    for w in profile.get("warnings") or []:
+        out.append(_check("profile", "profile %s" % name, "", w, WARN, "llmhost_stack=current"))
+    return out
+
+
 def summary(checks):
     counts = dict((s, 0) for s in (PASS, WARN, FAIL, INFO))
     for c in checks:
@@ -96,8 +157,9 @@ def _cell(v):
 def markdown(host, system, topo, numa, checks):
     """A readable report (Markdown; also fine as plain text)."""
     lines = ["# llmhost.vllm preflight: %s" % host, ""]
-    lines.append("Host: %s; kernel %s; CPUs %s; %s NUMA node(s)." % (
-        system.get("os"), system.get("kernel"), (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))
+    lines.append("Host: %s %s; kernel %s; CPUs %s; %s NUMA node(s)." % (
+        system.get("distribution"), system.get("distribution_version"), system.get("kernel"),
+        (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))
     drv = topo.get("driver") or {}
     lines.append("Driver: %s (CUDA %s), facts from %s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-",
                                                            topo.get("source")))
@@ -126,7 +188,10 @@ def markdown(host, system, topo, numa, checks):
     return "\n".join(lines) + "\n"
 
 
-def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
-    checks = gpu_checks(topo or {}) + tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline)
+def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, profile=None):
+    checks = profile_checks(profile, system or {}, topo or {}) + gpu_checks(topo or {}) + \
+        tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline)
+    blocking = [c for c in checks if c.get("blocking")]
     return {"host": host, "system": system, "gpu_topology": topo, "numa": numa, "checks": checks,
+            "profile": (profile or {}).get("name"), "blocking": blocking,
             "summary": summary(checks), "markdown": markdown(host, system or {}, topo or {}, numa or {}, checks)}

@@ -15,7 +15,7 @@ def test_argument_specs_match_defaults(role):
     spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     assert set(defaults) == set(spec), "defaults and argument_specs list different variables"
     for name, value in defaults.items():
-        assert name.startswith(role.name + "_"), "%s is not prefixed with the role name" % name
+        assert name == role.name or name.startswith(role.name + "_"), "%s is not prefixed with the role name" % name
         assert spec[name].get("default") == value, "%s: default differs between defaults/ and argument_specs" % name
         assert spec[name].get("description"), "%s has no description" % name
 
@@ -32,8 +32,25 @@ def test_phase_imports_carry_role_and_phase_tags(role):
     for entry in yaml.safe_load((role / "tasks" / "main.yml").read_text()):
         tags = set(entry.get("tags") or [])
         assert role.name in tags, entry["name"]
+        assert "ansible.builtin.import_tasks" in entry, "phases are imported so tags reach every task"
+        if "always" in tags:
+            continue  # loading profiles and facts must run whatever is selected
         phases = tags & PHASES
         assert phases, "%s: no phase tag" % entry["name"]
         for phase in phases:
             assert "%s_%s" % (role.name, phase) in tags, entry["name"]
         assert "ansible.builtin.import_tasks" in entry, "phases are imported so tags reach every task"
+
+
+def test_stack_profile_choices_are_the_profiles_that_exist():
+    role = [r for r in ROLES if r.name == "llmhost_stack"][0]
+    spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    files = sorted(p.stem for p in (role / "vars").glob("*.yml") if p.stem != "main")
+    known = yaml.safe_load((role / "vars" / "main.yml").read_text())["__llmhost_stack_known"]
+    assert sorted(spec["llmhost_stack"]["choices"]) == sorted(known) == files
+    keys = None
+    for name in files:
+        data = yaml.safe_load((role / "vars" / (name + ".yml")).read_text())["__llmhost_stack_data"]
+        assert data["name"] == name
+        assert keys is None or set(data) == keys, "profiles must carry the same keys"
+        keys = set(data)

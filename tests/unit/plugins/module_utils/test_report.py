@@ -43,3 +43,38 @@ def test_p2p_and_width_problems_are_warnings_with_fixes():
     assert "NCCL_P2P_DISABLE=1" in checks["GPU 0 <-> GPU 1 peer-to-peer"]["fix"]
     assert checks["GPU NUMA nodes"]["status"] == "WARN"
     assert checks["problem"]["status"] == "FAIL"
+
+
+def _profile(name):
+    import yaml
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[4] / "roles" / "llmhost_stack" / "vars" / (name + ".yml")
+    return yaml.safe_load(path.read_text())["__llmhost_stack_data"]
+
+
+def test_seed_profile_blocks_on_debian_and_warns_about_r535():
+    checks = report.profile_checks(_profile("seed"), {"distribution": "Debian", "distribution_version": "12", "pythons": ["3.11"]},
+                                   topology.build())
+    by = _by_item(checks)
+    assert by["OS release"]["status"] == "FAIL" and by["OS release"]["blocking"]
+    assert "end of life in June 2026" in by["profile seed"]["have"]
+    assert by["Python for the venvs"]["status"] == "WARN"
+
+
+def test_current_profile_on_the_h200_capture(h200x2):
+    topo = topology.build(nvml_dump=h200x2.nvml(), sys_gpus=sysfs.nvidia_gpus(h200x2.root), driver=sysfs.driver_info(h200x2.root))
+    checks = report.profile_checks(_profile("current"), {"distribution": "Ubuntu", "distribution_version": "24.04",
+                                                        "kernel": "6.8.0-50-generic", "pythons": ["3.12"]}, topo)
+    by = _by_item(checks)
+    assert [c for c in checks if c.get("blocking")] == []
+    assert (by["NVIDIA driver"]["status"], by["NVIDIA driver"]["have"]) == ("PASS", "580.159.04")
+    assert by["driver CUDA version"]["status"] == "PASS"
+    assert by["GPU 0 arch sm_90"]["status"] == "PASS"
+
+
+def test_r535_cannot_drive_blackwell_and_old_driver_cuda_blocks():
+    topo = {"gpus": [{"index": 0, "compute_capability": "12.0"}], "driver": {"version": "535.129.03", "cuda_version": "12.2"}}
+    seed = report.profile_checks(_profile("seed"), {"distribution": "Ubuntu", "distribution_version": "22.04"}, topo)
+    assert _by_item(seed)["GPU 0 arch sm_120"]["blocking"]
+    current = report.profile_checks(_profile("current"), {"distribution": "Ubuntu", "distribution_version": "22.04"}, topo)
+    assert _by_item(current)["driver CUDA version"]["blocking"]
