@@ -97,10 +97,12 @@ def profile_checks(profile, system, topo):
     name = profile.get("name")
     dist, version = system.get("distribution"), system.get("distribution_version")
     supported = (profile.get("os") or {}).get(dist) or []
-    ok = version in supported
+    # Ubuntu releases are named 22.04; Debian's point releases (12.15) count as their major (12).
+    ok = version in supported or system.get("distribution_major_version") in supported
     out.append(dict(_check("profile", "OS release", "; ".join("%s %s" % (d, "/".join(v)) for d, v in (profile.get("os") or {}).items()),
                            "%s %s" % (dist, version), PASS if ok else FAIL,
-                           "" if ok else "profile %s does not support this OS; use a supported release or llmhost_stack=current" % name),
+                           "" if ok else "profile %s does not support this OS: use one it lists%s" % (
+                               name, "" if name == "current" else ", or llmhost_stack=current")),
                     blocking=not ok))
     kernel = ((profile.get("kernel") or {}).get(dist) or {}).get("release")
     if kernel:

@@ -78,3 +78,9 @@ def test_r535_cannot_drive_blackwell_and_old_driver_cuda_blocks():
     assert _by_item(seed)["GPU 0 arch sm_120"]["blocking"]
     current = report.profile_checks(_profile("current"), {"distribution": "Ubuntu", "distribution_version": "22.04"}, topo)
     assert _by_item(current)["driver CUDA version"]["blocking"]
+
+
+def test_debian_point_release_counts_as_its_major():
+    checks = report.profile_checks(_profile("current"), {"distribution": "Debian", "distribution_version": "12.15",
+                                                        "distribution_major_version": "12"}, topology.build())
+    assert _by_item(checks)["OS release"]["status"] == "PASS"
