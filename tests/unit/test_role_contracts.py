@@ -54,3 +54,27 @@ def test_stack_profile_choices_are_the_profiles_that_exist():
         assert data["name"] == name
         assert keys is None or set(data) == keys, "profiles must carry the same keys"
         keys = set(data)
+
+
+def _lock(role, name):
+    pins = {}
+    for line in (role / "files" / "locks" / name).read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            k, v = line.split("==", 1)
+            pins[k.strip().lower()] = v.split(";")[0].strip()
+    return pins
+
+
+@pytest.mark.parametrize("profile", ["seed", "current"])
+def test_profile_pins_agree_with_their_locks(profile):
+    """The profile's top pins and its venv locks are one truth (make locks regenerates the locks)."""
+    role = [r for r in ROLES if r.name == "llmhost_stack"][0]
+    data = yaml.safe_load((role / "vars" / (profile + ".yml")).read_text())["__llmhost_stack_data"]
+    vllm = _lock(role, data["vllm"]["lock"])
+    assert vllm["vllm"] == data["vllm"]["version"]
+    assert vllm["torch"] == data["vllm"]["torch"]
+    assert vllm["transformers"] == data["vllm"]["transformers"]
+    quant = _lock(role, data["quantizer"]["lock"])
+    assert quant[{"autoawq": "autoawq", "llm-compressor": "llmcompressor"}[data["quantizer"]["tool"]]] == data["quantizer"]["version"]
+    assert quant["torch"] == data["quantizer"]["torch"]
+    assert quant["transformers"] == data["quantizer"]["transformers"]
