@@ -10,11 +10,22 @@ case "${1:-}" in
   start)
     if up; then log "dockerd already answers at $DOCKER_HOST"; exit 0; fi
     mkdir -p "$D/data" "$D/exec"
+    # A dockerd killed with its session leaves its pid file and sockets behind; both stop a new one.
+    if [ -f "$D/dockerd.pid" ] && ! kill -0 "$(cat "$D/dockerd.pid")" 2>/dev/null; then
+      log "removing stale dockerd pid file and sockets"
+      rm -f "$D/dockerd.pid" "$D/docker.sock" "$D/exec/containerd/containerd.pid"
+      find "$D/exec" -maxdepth 2 -name '*.sock' -delete 2>/dev/null || true
+    fi
     setsid dockerd --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/dockerd.pid" \
       -H "$DOCKER_HOST" --bridge=none --iptables=false --ip6tables=false \
       --default-ulimit nofile=20000:20000 --default-ulimit nproc=32768:32768 \
       </dev/null >"$D/dockerd.log" 2>&1 &
-    for i in $(seq 60); do up && { log "dockerd up after ${i}s"; exit 0; }; sleep 1; done
+    pid=$!
+    for i in $(seq 60); do
+      up && { log "dockerd up after ${i}s"; exit 0; }
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
     log "dockerd did not come up"; tail -20 "$D/dockerd.log" >&2; exit 1 ;;
   stop)
     if [ -f "$D/dockerd.pid" ]; then

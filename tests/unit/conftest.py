@@ -1,6 +1,10 @@
 """Fixtures for the unit tests: our host captures (in the repo) and public captures (../shared)."""
+import atexit
 import json
 import os
+import shutil
+import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Public captures live beside the checkout (../shared) and are read in place, never copied.
 SHARED = Path(os.environ.get("LLMHOST_SHARED", ROOT.parent / "shared"))
 HOSTS = Path(__file__).resolve().parent.parent / "fixtures" / "hosts"
+_UNPACKED = {}
 
 
 class Capture:
@@ -17,7 +22,18 @@ class Capture:
     def __init__(self, name):
         self.name = name
         self.dir = HOSTS / name
-        self.root = str(self.dir / "root")
+
+    @property
+    def root(self):
+        """The captured /sys and /proc tree, unpacked once per run (it ships as root.tar.gz: sysfs
+        names carry ':', which ansible-test's no-illegal-filenames refuses in a collection)."""
+        if self.name not in _UNPACKED:
+            dest = Path(tempfile.mkdtemp(prefix="llmhost-capture-%s-" % self.name))
+            atexit.register(shutil.rmtree, str(dest), True)
+            with tarfile.open(self.dir / "root.tar.gz") as tar:
+                tar.extractall(dest, filter="data")
+            _UNPACKED[self.name] = str(dest / "root")
+        return _UNPACKED[self.name]
 
     def cmd(self, name):
         return (self.dir / "cmd" / name).read_text()
