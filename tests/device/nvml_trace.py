@@ -1,12 +1,25 @@
 """Device diagnosis: every NVML call the collector makes, timed, to stderr (faulthandler after 50 s)."""
-import faulthandler, sys, time, pynvml
+import faulthandler
+import sys
+import time
+
+import pynvml
+
 faulthandler.dump_traceback_later(50, exit=True)
 sys.path.insert(0, "/tmp/coll")
-from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
-orig = nv._call
-def traced(fn, *a):
-    t = time.time(); print("CALL", getattr(fn, "__name__", fn), a[1:] if len(a) > 1 else "", file=sys.stderr, flush=True)
-    r = orig(fn, *a); print("  ->", round(time.time() - t, 3), str(r)[:120], file=sys.stderr, flush=True); return r
-nv._call = traced
-d = nv.collect(pynvml, clocks=False)
+from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv  # noqa: E402  pylint: disable=wrong-import-position
+
+ORIG = nv._call  # pylint: disable=protected-access
+
+
+def traced(fn, *args):
+    start = time.time()
+    print("CALL", getattr(fn, "__name__", fn), args[1:] if len(args) > 1 else "", file=sys.stderr, flush=True)
+    result = ORIG(fn, *args)
+    print("  ->", round(time.time() - start, 3), str(result)[:120], file=sys.stderr, flush=True)
+    return result
+
+
+nv._call = traced  # pylint: disable=protected-access
+nv.collect(pynvml, clocks=False)
 print("DONE facts", file=sys.stderr)

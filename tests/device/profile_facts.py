@@ -9,7 +9,7 @@ PY = sys.executable
 
 def wall(cmd, n=5):
     s = []
-    for _ in range(n):
+    for dummy in range(n):
         a = time.perf_counter()
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         s.append(time.perf_counter() - a)

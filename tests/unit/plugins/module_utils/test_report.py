@@ -63,8 +63,8 @@ def test_seed_profile_blocks_on_debian_and_warns_about_r535():
 
 def test_current_profile_on_the_h200_capture(h200x2):
     topo = topology.build(nvml_dump=h200x2.nvml(), sys_gpus=sysfs.nvidia_gpus(h200x2.root), driver=sysfs.driver_info(h200x2.root))
-    checks = report.profile_checks(_profile("current"), {"distribution": "Ubuntu", "distribution_version": "24.04",
-                                                        "kernel": "6.8.0-50-generic", "pythons": ["3.12"]}, topo)
+    system = {"distribution": "Ubuntu", "distribution_version": "24.04", "kernel": "6.8.0-50-generic", "pythons": ["3.12"]}
+    checks = report.profile_checks(_profile("current"), system, topo)
     by = _by_item(checks)
     assert [c for c in checks if c.get("blocking")] == []
     assert (by["NVIDIA driver"]["status"], by["NVIDIA driver"]["have"]) == ("PASS", "580.159.04")
@@ -81,6 +81,6 @@ def test_r535_cannot_drive_blackwell_and_old_driver_cuda_blocks():
 
 
 def test_debian_point_release_counts_as_its_major():
-    checks = report.profile_checks(_profile("current"), {"distribution": "Debian", "distribution_version": "12.15",
-                                                        "distribution_major_version": "12"}, topology.build())
+    system = {"distribution": "Debian", "distribution_version": "12.15", "distribution_major_version": "12"}
+    checks = report.profile_checks(_profile("current"), system, topology.build())
     assert _by_item(checks)["OS release"]["status"] == "PASS"

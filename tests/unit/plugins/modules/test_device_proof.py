@@ -3,7 +3,6 @@ tests/device/facts_proof.sh) against each machine's own nvidia-smi output, and o
 replayed on their NVML dumps."""
 import json
 
-import pytest
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import gpu_sources
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi

@@ -89,7 +89,7 @@ def test_plan_reads_only_records_from_this_boot():
     gpu = {"power": {"limit_w": 700.0, "default_limit_w": 700.0}}
     actions, new = clocks.plan(gpu, {"boot_id": "a", "graphics": [1500, 1500]}, "a", (1500, 1500), None, None, False)
     assert actions == [] and new == {"boot_id": "a", "graphics": [1500, 1500]}
-    actions, _ = clocks.plan(gpu, {"boot_id": "a", "graphics": [1500, 1500]}, "b", (1500, 1500), None, None, False)
+    actions = clocks.plan(gpu, {"boot_id": "a", "graphics": [1500, 1500]}, "b", (1500, 1500), None, None, False)[0]
     assert actions == [("lock_graphics", 1500, 1500)]
 
 
