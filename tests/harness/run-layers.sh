@@ -14,6 +14,10 @@ declare -A CMD=(
   [molecule-container]="make -s molecule-container"
   [molecule-vm]="make -s molecule-vm"
 )
+# Helpers already running (another run, a developer's shell) are left running at the end.
+acng_was_up=0; dockerd_was_up=0
+"$HARNESS_DIR/acng.sh" status && acng_was_up=1
+"$HARNESS_DIR/dockerd.sh" status && dockerd_was_up=1
 declare -a ROWS=()
 passed=0; failed=0; skipped=0; T0=$SECONDS
 for layer in $LAYERS; do
@@ -31,9 +35,9 @@ echo; echo "=============== make test: timing per layer ==============="
 printf '%-20s %-12s %7s\n' layer result time
 for r in "${ROWS[@]}"; do echo "$r"; done
 printf '%-20s %-12s %6ss\n' total "" $((SECONDS - T0))
-# stop the helpers this run may have started (the caches stay)
-"$HARNESS_DIR/dockerd.sh" stop >/dev/null 2>&1 || true
-"$HARNESS_DIR/acng.sh" stop >/dev/null 2>&1 || true
+# stop the helpers this run started (the caches stay)
+[ $dockerd_was_up = 1 ] || "$HARNESS_DIR/dockerd.sh" stop >/dev/null 2>&1 || true
+[ $acng_was_up = 1 ] || "$HARNESS_DIR/acng.sh" stop >/dev/null 2>&1 || true
 echo
 if [ $skipped -gt 0 ]; then echo "layers: $passed passed, $failed failed, $skipped skipped"; else echo "layers: $passed passed, $failed failed"; fi
 [ $failed -eq 0 ]
