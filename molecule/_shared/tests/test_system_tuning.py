@@ -49,3 +49,24 @@ def test_main_grub_file_untouched(host, kernel_tier):
     if not kernel_tier:
         pytest.skip("no bootloader in a container")
     assert "transparent_hugepage" not in host.file("/etc/default/grub").content_string
+
+
+def test_thp_is_never_at_runtime(host, kernel_tier):
+    if not kernel_tier:
+        pytest.skip("a container's /sys is read-only; the role says so and leaves it")
+    assert "[never]" in host.file("/sys/kernel/mm/transparent_hugepage/enabled").content_string
+
+
+def test_cpu_policy_unit_is_enabled_and_runs_cleanly(host):
+    unit = "llmhost-cpu-policy.service"
+    assert host.file("/etc/systemd/system/" + unit).contains("ConditionPathExistsGlob=|/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")
+    assert host.file("/usr/local/sbin/llmhost-cpu-policy").mode == 0o755
+    assert host.service(unit).is_enabled
+    host.run_test("systemctl start %s" % unit)
+    show = host.check_output("systemctl show -p Result -p ConditionResult %s" % unit)
+    assert "Result=success" in show  # ConditionResult=no where the host has no cpufreq (VMs, containers)
+
+
+def test_apt_timers_are_not_masked_by_default(host):
+    out = host.run("systemctl is-enabled apt-daily.timer")
+    assert "masked" not in out.stdout
