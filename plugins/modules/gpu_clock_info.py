@@ -25,13 +25,8 @@ options:
     description: Try NVML first.
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to diff.
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
 author: llmhost.vllm maintainers (@llmhost)
 """
 

@@ -36,16 +36,9 @@ options:
     description: Try NVML first. Set to false to use only nvidia-smi and sysfs.
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to diff.
-  facts:
-    support: full
-    description: Returns its result under ansible_facts.
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
+  - llmhost.vllm.read_only.facts
 author: llmhost.vllm maintainers (@llmhost)
 notes:
   - Runs with the target's system Python (3.10 or later); imports nothing beyond the standard library and,

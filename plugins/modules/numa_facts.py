@@ -19,16 +19,9 @@ options:
     description: Filesystem root under which C(/sys) and C(/proc) are read (a mounted image or a capture).
     type: path
     default: /
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to diff.
-  facts:
-    support: full
-    description: Returns its result under ansible_facts.
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
+  - llmhost.vllm.read_only.facts
 author: llmhost.vllm maintainers (@llmhost)
 """
 
