@@ -6,7 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 "$HARNESS_DIR/host-deps.sh" lint
 # Outside the checkout: inside it, ansible-test would see a git work tree that ignores the copy.
-dest=$LLMHOST_TEST_CACHE/sanity/ansible_collections/llmhost/vllm
+# One copy per checkout, so two checkouts' runs do not trample each other's copy.
+dest=$LLMHOST_TEST_CACHE/sanity/$(printf %s "$REPO_ROOT" | sha256sum | cut -c1-12)/ansible_collections/llmhost/vllm
 mkdir -p "$dest"
 cd "$REPO_ROOT"
 git ls-files -z --cached --others --exclude-standard | rsync -a --delete --from0 --files-from=- ./ "$dest/"
