@@ -59,7 +59,8 @@ def test_thp_is_never_at_runtime(host, kernel_tier):
 
 def test_cpu_policy_unit_is_enabled_and_runs_cleanly(host):
     unit = "llmhost-cpu-policy.service"
-    assert host.file("/etc/systemd/system/" + unit).contains("ConditionPathExistsGlob=|/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")
+    text = host.file("/etc/systemd/system/" + unit).content_string
+    assert "ConditionPathExistsGlob=|/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor" in text
     assert host.file("/usr/local/sbin/llmhost-cpu-policy").mode == 0o755
     assert host.service(unit).is_enabled
     host.run_test("systemctl start %s" % unit)
