@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 .PHONY: help preflight test lint sanity unit molecule-container molecule-vm venv collection lock locks clean clean-cache
 
 help:
-	@echo "make preflight | test | lint | sanity | unit | molecule-container | molecule-vm | lock | clean | clean-cache"
+	@echo "make preflight | test | lint | sanity | unit | molecule-container | molecule-vm | lock | locks | clean | clean-cache"
 
 $(VENV)/.stamp: requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
