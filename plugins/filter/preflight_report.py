@@ -16,7 +16,7 @@ options:
   _input:
     description:
       - Dict with C(host), C(system), C(gpu_topology), C(numa), C(sysctl), C(wanted_sysctl), C(cmdline), C(wanted_cmdline)
-        and C(profile) (the selected stack profile).
+        and C(profile) (the selected stack profile) and C(wanted_cpu) (C(thp), C(governor), C(platform_profile)).
     type: dict
     required: true
 author: llmhost.vllm maintainers (@llmhost)
@@ -46,7 +46,7 @@ def preflight_report(data):
         raise AnsibleFilterError("preflight_report expects a dict, got %s" % type(data).__name__)
     return build_report(data.get("host"), data.get("system") or {}, data.get("gpu_topology") or {}, data.get("numa") or {},
                         data.get("sysctl") or {}, data.get("wanted_sysctl") or {}, data.get("cmdline") or "",
-                        data.get("wanted_cmdline") or [], data.get("profile"))
+                        data.get("wanted_cmdline") or [], data.get("profile"), data.get("wanted_cpu"))
 
 
 class FilterModule:

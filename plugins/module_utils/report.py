@@ -54,7 +54,7 @@ def gpu_checks(topo):
     return out
 
 
-def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
+def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wanted_cpu=None):
     out = []
     for key in sorted(wanted_sysctl or {}):
         want = " ".join(str(wanted_sysctl[key]).split())
@@ -67,14 +67,31 @@ def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline):
         ok = p in params
         out.append(_check("cmdline", p, "on the kernel command line", "present" if ok else "absent", PASS if ok else WARN,
                           "" if ok else "site.yml --tags system_tuning, then reboot (system_tuning_reboot_ok=true lets it reboot)"))
+    wanted_cpu = wanted_cpu or {}
     thp = ((numa or {}).get("thp") or {}).get("enabled")
-    want_thp = next((p.split("=", 1)[1] for p in (wanted_cmdline or []) if p.startswith("transparent_hugepage=")), None)
+    want_thp = wanted_cpu.get("thp") or next(
+        (p.split("=", 1)[1] for p in (wanted_cmdline or []) if p.startswith("transparent_hugepage=")), None)
     if want_thp:
         out.append(_check("thp", "transparent huge pages", want_thp, thp or "unknown", PASS if thp == want_thp else WARN,
                           "" if thp == want_thp else "site.yml --tags system_tuning (boot parameter; reboot)"))
     govs = ((numa or {}).get("cpufreq") or {}).get("governors") or {}
-    out.append(_check("cpu", "frequency governor", "performance", ", ".join("%s (%s)" % kv for kv in sorted(govs.items()))
-                      or "not exposed (VM or firmware-controlled)", INFO))
+    want_gov = wanted_cpu.get("governor")
+    have_gov = ", ".join("%s (%s)" % kv for kv in sorted(govs.items())) or "not exposed (VM or firmware-controlled)"
+    if want_gov and govs:
+        ok = list(govs) == [want_gov]
+        out.append(_check("cpu", "frequency governor", want_gov, have_gov, PASS if ok else WARN,
+                          "" if ok else "site.yml --tags system_tuning (persisted by llmhost-cpu-policy.service)"))
+    else:
+        out.append(_check("cpu", "frequency governor", want_gov or "left alone", have_gov, INFO))
+    want_prof = wanted_cpu.get("platform_profile")
+    prof = (numa or {}).get("platform_profile")
+    if want_prof:
+        if prof is None:
+            out.append(_check("cpu", "ACPI platform profile", want_prof, "not offered by this firmware", INFO))
+        else:
+            ok = prof.get("current") == want_prof
+            out.append(_check("cpu", "ACPI platform profile", want_prof, prof.get("current"), PASS if ok else WARN,
+                              "" if ok else "site.yml --tags system_tuning"))
     if (numa or {}).get("node_count", 0) > 1:
         nb = (numa or {}).get("numa_balancing")
         out.append(_check("numa", "kernel.numa_balancing", "0", nb, PASS if nb == 0 else WARN,
@@ -190,9 +207,10 @@ def markdown(host, system, topo, numa, checks):
     return "\n".join(lines) + "\n"
 
 
-def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, profile=None):
+def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, profile=None,
+                 wanted_cpu=None):
     checks = profile_checks(profile, system or {}, topo or {}) + gpu_checks(topo or {}) + \
-        tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline)
+        tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wanted_cpu)
     blocking = [c for c in checks if c.get("blocking")]
     return {"host": host, "system": system, "gpu_topology": topo, "numa": numa, "checks": checks,
             "profile": (profile or {}).get("name"), "blocking": blocking,

@@ -84,3 +84,17 @@ def test_debian_point_release_counts_as_its_major():
     system = {"distribution": "Debian", "distribution_version": "12.15", "distribution_major_version": "12"}
     checks = report.profile_checks(_profile("current"), system, topology.build())
     assert _by_item(checks)["OS release"]["status"] == "PASS"
+
+
+def test_governor_and_platform_profile_against_what_is_wanted():
+    fact = {"cpufreq": {"governors": {"powersave": "0-15"}}, "platform_profile": {"current": "balanced",
+                                                                                  "choices": ["balanced", "performance"]},
+            "thp": {"enabled": "never"}}
+    checks = _by_item(report.tuning_checks(fact, {}, {}, "", [], {"governor": "performance", "platform_profile": "performance",
+                                                                 "thp": "never"}))
+    assert checks["frequency governor"]["status"] == "WARN" and "llmhost-cpu-policy" in checks["frequency governor"]["fix"]
+    assert checks["ACPI platform profile"]["status"] == "WARN"
+    assert checks["transparent huge pages"]["status"] == "PASS"
+    vm = _by_item(report.tuning_checks({"cpufreq": {"governors": {}}, "platform_profile": None}, {}, {}, "", [],
+                                       {"governor": "performance", "platform_profile": "performance"}))
+    assert vm["frequency governor"]["status"] == "INFO" and vm["ACPI platform profile"]["status"] == "INFO"
