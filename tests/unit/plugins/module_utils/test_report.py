@@ -87,14 +87,13 @@ def test_debian_point_release_counts_as_its_major():
 
 
 def test_governor_and_platform_profile_against_what_is_wanted():
-    fact = {"cpufreq": {"governors": {"powersave": "0-15"}}, "platform_profile": {"current": "balanced",
-                                                                                  "choices": ["balanced", "performance"]},
-            "thp": {"enabled": "never"}}
-    checks = _by_item(report.tuning_checks(fact, {}, {}, "", [], {"governor": "performance", "platform_profile": "performance",
-                                                                 "thp": "never"}))
+    profile = {"current": "balanced", "choices": ["balanced", "performance"]}
+    fact = {"cpufreq": {"governors": {"powersave": "0-15"}}, "platform_profile": profile, "thp": {"enabled": "never"}}
+    wanted = {"governor": "performance", "platform_profile": "performance", "thp": "never"}
+    checks = _by_item(report.tuning_checks(fact, {}, {}, "", [], wanted))
     assert checks["frequency governor"]["status"] == "WARN" and "llmhost-cpu-policy" in checks["frequency governor"]["fix"]
     assert checks["ACPI platform profile"]["status"] == "WARN"
     assert checks["transparent huge pages"]["status"] == "PASS"
-    vm = _by_item(report.tuning_checks({"cpufreq": {"governors": {}}, "platform_profile": None}, {}, {}, "", [],
-                                       {"governor": "performance", "platform_profile": "performance"}))
+    bare = {"cpufreq": {"governors": {}}, "platform_profile": None}
+    vm = _by_item(report.tuning_checks(bare, {}, {}, "", [], {"governor": "performance", "platform_profile": "performance"}))
     assert vm["frequency governor"]["status"] == "INFO" and vm["ACPI platform profile"]["status"] == "INFO"
