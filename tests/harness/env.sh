@@ -9,6 +9,8 @@ export LLMHOST_TEST_CACHE=${LLMHOST_TEST_CACHE:-/var/cache/llmhost-test}
 export LLMHOST_TEST_SUITE=${LLMHOST_TEST_SUITE:-bookworm}
 # apt-cacher-ng on loopback: the only way guests and containers reach the archive.
 export LLMHOST_ACNG_PORT=${LLMHOST_ACNG_PORT:-3142}
+# stand-in of NVIDIA's CUDA apt repository (nvrepo.py), on loopback too.
+export LLMHOST_NVREPO_PORT=${LLMHOST_NVREPO_PORT:-3143}
 export LLMHOST_DOCKER_ROOT=${LLMHOST_DOCKER_ROOT:-$LLMHOST_TEST_CACHE/docker}
 export DOCKER_HOST=${DOCKER_HOST:-unix://$LLMHOST_DOCKER_ROOT/docker.sock}
 export LLMHOST_SSH_KEY=${LLMHOST_SSH_KEY:-$LLMHOST_TEST_CACHE/ssh/id_ed25519}

@@ -7,6 +7,7 @@ set -euo pipefail
 scenario=${1:?scenario}; action=${2:-test}
 "$HARNESS_DIR/host-deps.sh" "$scenario"
 "$HARNESS_DIR/acng.sh" start
+"$HARNESS_DIR/nvrepo.sh" start
 case "$scenario" in
   container)
     "$HARNESS_DIR/dockerd.sh" start

@@ -15,8 +15,9 @@ declare -A CMD=(
   [molecule-vm]="make -s molecule-vm"
 )
 # Helpers already running (another run, a developer's shell) are left running at the end.
-acng_was_up=0; dockerd_was_up=0
+acng_was_up=0; dockerd_was_up=0; nvrepo_was_up=0
 "$HARNESS_DIR/acng.sh" status && acng_was_up=1
+"$HARNESS_DIR/nvrepo.sh" status && nvrepo_was_up=1
 "$HARNESS_DIR/dockerd.sh" status && dockerd_was_up=1
 declare -a ROWS=()
 passed=0; failed=0; skipped=0; T0=$SECONDS
@@ -38,6 +39,7 @@ printf '%-20s %-12s %6ss\n' total "" $((SECONDS - T0))
 # stop the helpers this run started (the caches stay)
 [ $dockerd_was_up = 1 ] || "$HARNESS_DIR/dockerd.sh" stop >/dev/null 2>&1 || true
 [ $acng_was_up = 1 ] || "$HARNESS_DIR/acng.sh" stop >/dev/null 2>&1 || true
+[ $nvrepo_was_up = 1 ] || "$HARNESS_DIR/nvrepo.sh" stop >/dev/null 2>&1 || true
 echo
 if [ $skipped -gt 0 ]; then echo "layers: $passed passed, $failed failed, $skipped skipped"; else echo "layers: $passed passed, $failed failed"; fi
 [ $failed -eq 0 ]

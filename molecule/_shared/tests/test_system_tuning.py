@@ -42,6 +42,9 @@ def test_kernel_cmdline_dropin_reaches_the_running_kernel(host, kernel_tier):
     assert "transparent_hugepage=never" in host.file("/boot/grub/grub.cfg").content_string
     # side_effect rebooted the VM: the parameter is on the running kernel's command line and in force
     assert "transparent_hugepage=never" in host.file("/proc/cmdline").content_string.split()
+    # the VM scenario opts in to iommu=pt (system_tuning_iommu_passthrough); pci=noacs stays off
+    assert "iommu=pt" in host.file("/proc/cmdline").content_string.split()
+    assert "pci=noacs" not in host.file("/proc/cmdline").content_string
     assert "[never]" in host.file("/sys/kernel/mm/transparent_hugepage/enabled").content_string
 
 

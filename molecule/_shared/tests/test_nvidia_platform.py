@@ -1,0 +1,79 @@
+"""nvidia_driver and cuda_toolkit against the harness's stand-in of NVIDIA's repository.
+
+The repository (tests/harness/nvrepo.py) is served on the controller's loopback and signed with a
+throwaway key; its packages carry the real names, versions and inter-package dependencies with
+empty payloads, and every driver package also exists in a newer release (580.172.08-1) that the
+pin must keep out. So source, keyring, pin, hold, install and upgrade refusal run for real with
+apt; a driver that loads and DKMS builds are not here (no GPU, no driver payload)."""
+import pytest
+
+DRIVER = "580.159.04-1"
+NEWER = "580.172.08-1"
+DRIVER_PACKAGES = ["nvidia-driver-cuda", "nvidia-kernel-open-dkms"]
+SOURCES = "/etc/apt/sources.list.d/llmhost-nvidia-cuda.sources"
+KEYRING = "/etc/apt/keyrings/llmhost-nvidia-cuda.asc"
+
+
+def test_repository_is_a_deb822_source_trusting_its_own_key(host):
+    src = host.file(SOURCES)
+    assert src.mode == 0o644
+    text = src.content_string
+    assert "Suites: /\n" in text
+    assert "Signed-By: %s\n" % KEYRING in text
+    key = host.file(KEYRING)
+    assert key.mode == 0o644 and key.user == "root"
+    assert key.content_string.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+    # the key is trusted for this source only, not dropped into the global trusted.gpg.d
+    assert not host.file("/etc/apt/trusted.gpg.d/llmhost-nvidia-cuda.asc").exists
+
+
+@pytest.mark.parametrize("package", DRIVER_PACKAGES + ["nvidia-smi", "libcuda1", "nvidia-persistenced"])
+def test_driver_packages_are_installed_at_the_pinned_version(host, package):
+    pkg = host.package(package)
+    assert pkg.is_installed
+    assert pkg.version == DRIVER
+
+
+@pytest.mark.parametrize("package", DRIVER_PACKAGES + ["cuda-toolkit-13-0"])
+def test_pinned_packages_are_held(host, package):
+    assert host.check_output("dpkg-query -W -f='${Status}' %s" % package).startswith("hold ")
+
+
+def test_apt_sees_the_newer_release_but_the_pin_refuses_it(host):
+    policy = host.check_output("apt-cache policy nvidia-smi")
+    assert NEWER in policy, "the stand-in repository should offer the newer release"
+    assert "Candidate: %s" % DRIVER in policy
+    assert "1001" in policy
+    upgrade = host.check_output("apt-get -s -o Debug::NoLocking=1 dist-upgrade")
+    assert NEWER not in upgrade
+    assert "nvidia" not in " ".join(l for l in upgrade.splitlines() if l.startswith("Inst "))
+
+
+def test_unattended_upgrades_blacklists_the_driver_and_toolkit(host):
+    driver = host.file("/etc/apt/apt.conf.d/51llmhost-nvidia-driver-unattended-upgrades").content_string
+    assert '"^(lib)?nvidia-";' in driver and '"^libcuda1$";' in driver
+    toolkit = host.file("/etc/apt/apt.conf.d/51llmhost-cuda-toolkit-unattended-upgrades").content_string
+    assert '"^cuda-toolkit-13-0$";' in toolkit
+
+
+def test_persistence_daemon_is_enabled(host):
+    assert host.service("nvidia-persistenced").is_enabled
+
+
+def test_nouveau_is_blacklisted_in_the_initramfs_too(host, kernel_tier):
+    conf = "/etc/modprobe.d/60-llmhost-blacklist-nouveau.conf"
+    if not kernel_tier:
+        assert not host.file(conf).exists, "containers leave the host's kernel alone"
+        return
+    assert "blacklist nouveau\n" in host.file(conf).content_string
+    kernel = host.check_output("uname -r")
+    listing = host.check_output("lsinitramfs /boot/initrd.img-%s" % kernel)
+    assert "etc/modprobe.d/60-llmhost-blacklist-nouveau.conf" in listing
+
+
+def test_toolkit_is_installed_pinned_and_on_path(host):
+    assert host.package("cuda-toolkit-13-0").version == "13.0.2-1"
+    assert "Pin: version 13.0.2-1" in host.file("/etc/apt/preferences.d/60-llmhost-cuda-toolkit").content_string
+    out = host.check_output("bash -lc 'echo $CUDA_HOME; nvcc --version'")
+    assert out.startswith("/usr/local/cuda-13.0\n")
+    assert "Cuda compilation tools, release 13.0," in out
