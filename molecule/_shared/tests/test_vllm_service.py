@@ -1,0 +1,120 @@
+"""vllm_install + vllm_service on a real systemd host, with the labelled stand-in `vllm`
+(tests/harness/vllm_standin: the real option table's parser, the real metric names, SIGTERM drain)
+and the design card's GPUs given to the plan (2x RTX 4090, no P2P) -> two replicas, serving the
+quantize role's AWQ output of the tiny test model.
+
+Skipped in the VM scenario, which leaves the kernel-independent serving layer to the container."""
+import json
+import time
+
+import pytest
+
+API_KEY = "test-key-of-the-molecule-scenario"
+UNITS = ["vllm@0.service", "vllm@1.service"]
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the serving layer is tested in the container scenario")
+
+
+def curl(host, path, port=8000, key=None, data=None):
+    cmd = "curl -s -o /dev/stderr -w '%%{http_code}' http://127.0.0.1:%d%s" % (port, path)
+    if key:
+        cmd += " -H 'Authorization: Bearer %s'" % key
+    if data is not None:
+        cmd += " -H 'Content-Type: application/json' -d '%s'" % json.dumps(data)
+    r = host.run(cmd)
+    return int(r.stdout or 0), r.stderr
+
+
+def test_service_user_cannot_write_the_venv(host):
+    user = host.user("vllm")
+    assert user.shell == "/usr/sbin/nologin" and user.uid < 1000
+    venv = host.file("/opt/llmhost/vllm/venv")
+    assert venv.user == "root" and not (venv.mode & 0o022)
+    stamp = json.loads(host.file("/opt/llmhost/vllm/install-stamp.json").content_string)
+    assert stamp["method"] == "wheel" and stamp["vllm"] == "0.33.0"
+
+
+@pytest.mark.parametrize("unit,port,gpu", [(UNITS[0], 8000, "0"), (UNITS[1], 8001, "1")])
+def test_one_replica_per_gpu_serves_with_the_key(host, unit, port, gpu):
+    assert host.service(unit).is_running and host.service(unit).is_enabled
+    env = host.file("/etc/llmhost/vllm/%s.env" % unit.split("@")[1].split(".")[0]).content_string
+    assert 'CUDA_VISIBLE_DEVICES="%s"' % gpu in env
+    assert "mode = replicas" in env and "no peer-to-peer path (0,1: NS)" in env      # the plan's reasons
+    # it serves the quantize role's AWQ output: vLLM reads its quantization_config, no flag is forced
+    assert "/srv/llmhost/models/tiny-qwen-awq-w4g128 " in env
+    assert "--quantization" not in env and "reads its quantization_config" in env
+    assert "--enforce-eager" not in env
+    assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
+    assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
+    assert curl(host, "/health", port)[0] == 200
+    assert curl(host, "/v1/models", port)[0] == 401                    # the API key is enforced
+    code, body = curl(host, "/v1/models", port, key=API_KEY)
+    assert code == 200 and json.loads(body)["data"][0]["id"] == "qwen-test"
+    code, body = curl(host, "/v1/completions", port, key=API_KEY,
+                      data={"model": "qwen-test", "prompt": "hi", "max_tokens": 4})
+    assert code == 200 and json.loads(body)["choices"]
+    code, metrics = curl(host, "/metrics", port)
+    assert code == 200 and "vllm:num_requests_running" in metrics and "vllm:kv_cache_usage_perc" in metrics
+
+
+def test_secrets_stay_out_of_argv_unit_and_journal(host):
+    secrets = host.file("/etc/llmhost/vllm/secrets.env")
+    assert secrets.mode == 0o600 and secrets.user == "root"
+    assert "VLLM_API_KEY=%s" % API_KEY in host.check_output("cat /etc/llmhost/vllm/secrets.env")
+    assert API_KEY not in host.check_output("ps -eo args")
+    assert API_KEY not in host.file("/etc/systemd/system/vllm@.service").content_string
+    assert API_KEY not in host.file("/etc/llmhost/vllm/0.env").content_string
+    assert API_KEY not in host.check_output("systemctl cat vllm@0.service")
+    assert API_KEY not in host.run("journalctl --no-pager -u 'vllm@*'").stdout
+
+
+def test_unit_is_sandboxed(host):
+    props = dict(line.split("=", 1) for line in host.check_output(
+        "systemctl show vllm@0.service -p User -p NoNewPrivileges -p ProtectSystem -p ProtectHome -p PrivateTmp "
+        "-p CapabilityBoundingSet -p DevicePolicy -p Restart -p TimeoutStopUSec -p RestrictNamespaces").splitlines())
+    assert props["User"] == "vllm"
+    assert props["NoNewPrivileges"] == "yes"
+    assert props["ProtectSystem"] == "strict" and props["ProtectHome"] == "yes" and props["PrivateTmp"] == "yes"
+    assert props["CapabilityBoundingSet"] == ""
+    assert props["DevicePolicy"] == "closed"
+    assert props["Restart"] == "on-failure"
+    assert props["TimeoutStopUSec"] == "35s"        # shutdown timeout 5 s + 30 s
+    score = host.run("systemd-analyze security --no-pager vllm@0.service | tail -1").stdout
+    exposure = float(score.split("exposure level for vllm@0.service:")[1].split()[0])
+    print("systemd-analyze security: %s" % score.strip())
+    assert exposure <= 4.0, score
+
+
+def test_kill_9_brings_the_replica_back(host):
+    pid = host.check_output("systemctl show -p MainPID --value vllm@1.service")
+    start = time.time()
+    host.run("kill -9 %s" % pid)
+    for _attempt in range(60):
+        time.sleep(1)
+        new = host.check_output("systemctl show -p MainPID --value vllm@1.service")
+        if new not in ("0", pid) and curl(host, "/health", 8001)[0] == 200:
+            break
+    else:
+        pytest.fail("vllm@1 did not come back after kill -9")
+    print("vllm@1 back on /health %.1f s after kill -9" % (time.time() - start))
+    assert host.service("vllm@1.service").is_running
+
+
+def test_stop_drains_within_the_shutdown_timeout(host):
+    host.run("systemctl restart vllm@1.service")
+    for _attempt in range(30):
+        if curl(host, "/health", 8001)[0] == 200:
+            break
+        time.sleep(1)
+    t = time.time()
+    host.run_expect([0], "systemctl stop vllm@1.service")
+    took = time.time() - t
+    log = host.check_output("journalctl --no-pager -u vllm@1.service -n 20")
+    assert "draining" in log and "drained" in log
+    assert took < 35
+    assert host.service("vllm@1.service").is_enabled
+    host.run_expect([0], "systemctl start vllm@1.service")

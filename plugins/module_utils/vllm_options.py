@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Check `vllm serve` options against the option table of a vLLM version.
+
+An option table is what `vllm serve`'s own argument parser reports for one vLLM version
+(tools/vllm_option_table.py writes it): ``{"vllm_version": "0.6.3", "options": {"--flag":
+{"takes_value": bool, "nargs": None|0|"+"|"*"|"?"|int, "choices": [...]|None, "dest": ...}}}``.
+Pure functions, no imports beyond the standard library."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+# Options the plan and the unit own; a user who passes them through vllm_service_extra_args
+# would contradict the plan (or put a secret in argv), so they are refused there.
+OWNED = {
+    "--host": "vllm_service_host",
+    "--port": "vllm_service_base_port",
+    "--tensor-parallel-size": "vllm_service_tensor_parallel_size",
+    "-tp": "vllm_service_tensor_parallel_size",
+    "--max-model-len": "vllm_service_max_model_len",
+    "--max-num-seqs": "vllm_service_max_num_seqs",
+    "--served-model-name": "vllm_service_served_model_name",
+    "--api-key": "vllm_service_api_key (it goes to the 0600 environment file, never argv)",
+    "--hf-token": "vllm_service_hf_token (it goes to the 0600 environment file, never argv)",
+    "--quantization": "vllm_service_weight_format",
+    "-q": "vllm_service_weight_format",
+    "--enforce-eager": "vllm_service_enforce_eager",
+    "--model": "vllm_service_model_path",
+    "--gpu-memory-utilization": "vllm_service_gpu_memory_utilization",
+}
+
+
+def split_flag(token):
+    """'--a=b' -> ('--a', 'b'); '--a' -> ('--a', None)."""
+    if token.startswith("--") and "=" in token:
+        name, value = token.split("=", 1)
+        return name, value
+    return token, None
+
+
+def validate(argv, table, variable, refuse_owned=False):
+    """Errors (plain sentences naming ``variable``) for an argv list of options and values.
+
+    Unknown, removed or misspelled options, values given to switches, missing values and
+    values outside an option's choices are errors. With ``refuse_owned``, options the serving
+    plan owns are refused too (with the variable that sets them)."""
+    options = table.get("options", {})
+    version = table.get("vllm_version", "?")
+    errors = []
+    i = 0
+    argv = [str(a) for a in argv]
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("-"):
+            errors.append("%s: %r is not an option (options start with --; a value must follow its option)"
+                          % (variable, token))
+            i += 1
+            continue
+        name, inline = split_flag(token)
+        spec = options.get(name)
+        if spec is None:
+            close = sorted(o for o in options if _close(o, name))[:3]
+            hint = (" (did you mean %s?)" % ", ".join(close)) if close else ""
+            errors.append("%s: %s is not an option of vllm serve in vLLM %s%s" % (variable, name, version, hint))
+            i += 1
+            continue
+        if refuse_owned and name in OWNED:
+            errors.append("%s: %s is set by the serving plan; use %s instead" % (variable, name, OWNED[name]))
+        values = []
+        if not spec.get("takes_value"):
+            if inline is not None:
+                errors.append("%s: %s is a switch and takes no value (got %r)" % (variable, name, inline))
+            i += 1
+            continue
+        if inline is not None:
+            values = [inline]
+            i += 1
+        else:
+            j = i + 1
+            nargs = spec.get("nargs")
+            many = nargs in ("+", "*")
+            while j < len(argv) and not (argv[j].startswith("--") or (argv[j].startswith("-") and argv[j] in options)):
+                values.append(argv[j])
+                j += 1
+                if not many:
+                    break
+            if not values and nargs not in ("?", "*"):
+                errors.append("%s: %s needs a value" % (variable, name))
+            i = j
+        choices = spec.get("choices")
+        if choices:
+            bad = [v for v in values if v not in [str(c) for c in choices]]
+            if bad:
+                errors.append("%s: %s %s is not one of %s" % (variable, name, " ".join(bad),
+                                                              ", ".join(str(c) for c in choices)))
+    return errors
+
+
+def _close(a, b):
+    """Cheap misspelling test: same after dropping dashes/underscores, or one edit apart."""
+    na, nb = a.strip("-").replace("_", "-"), b.strip("-").replace("_", "-")
+    if na == nb:
+        return True
+    if abs(len(na) - len(nb)) > 1 or min(len(na), len(nb)) < 6:
+        return False
+    # one substitution, insertion or deletion
+    if len(na) == len(nb):
+        return sum(x != y for x, y in zip(na, nb)) == 1
+    short, long_ = (na, nb) if len(na) < len(nb) else (nb, na)
+    for k in range(len(long_)):
+        if long_[:k] + long_[k + 1:] == short:
+            return True
+    return False
+
+
+def has(table, name):
+    return name in table.get("options", {})

@@ -1,0 +1,114 @@
+#!/usr/bin/python
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: vllm_serving_plan
+short_description: Decide how vLLM serves a model on this host's GPUs, with a reason for every decision
+version_added: 0.1.0
+description:
+  - Reads the model's C(config.json) on the host and combines it with the GPU facts (C(gpu_facts)) and the
+    user's wishes into a serving plan, the pure logic of C(module_utils/serving_plan.py).
+  - Decides tensor parallel across GPUs or one replica per GPU (replicas when the model fits one GPU, which wins on
+    GPUs without peer-to-peer), the weight format (FP8 on GPUs with FP8 tensor cores, the checkpoint's own
+    quantization when it has one), C(--max-model-len) and C(--max-num-seqs) within the estimated KV-cache
+    budget, NUMA binding when the GPUs sit on several nodes, and C(NCCL_P2P_DISABLE=1) plus
+    C(--disable-custom-all-reduce) for tensor-parallel groups without peer-to-peer.
+  - Every rendered option and every user option (I(wishes.extra_args)) is checked against I(option_table), the
+    option table of the real C(vllm serve) of the profile's vLLM version. Anything it would refuse, and
+    anything that cannot fit, fails the module with a message that names the role variable to change.
+options:
+  gpus:
+    description: GPUs as C(gpu_facts) reports them (C(index), C(compute_capability), C(memory_total_mib), C(numa_node), C(cpu_affinity)).
+    type: list
+    elements: dict
+    required: true
+  p2p:
+    description: C(gpu_facts)' C(p2p) map, C("i,j") to the C(topo -p2p r) code.
+    type: dict
+    default: {}
+  model_path:
+    description: Folder of the model on the host; its C(config.json) is read.
+    type: path
+    required: true
+  model_config:
+    description: The model's config, when it is not on the host yet (check mode before the download).
+    type: dict
+  wishes:
+    description: The user's wishes (the C(vllm_service_*) variables without the prefix); see the role's README.
+    type: dict
+    default: {}
+  option_table:
+    description: Option table of the profile's C(vllm serve) (C(vllm_version) and C(options)).
+    type: dict
+    required: true
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
+author: llmhost.vllm maintainers (@llmhost)
+"""
+
+EXAMPLES = r"""
+- name: Plan the service
+  llmhost.vllm.vllm_serving_plan:
+    gpus: "{{ ansible_facts.gpu_topology.gpus }}"
+    p2p: "{{ ansible_facts.gpu_topology.p2p }}"
+    model_path: /srv/models/Qwen2.5-3B-Instruct
+    wishes: {host: 127.0.0.1, base_port: 8000}
+    option_table: "{{ lookup('ansible.builtin.file', 'vllm-options/0.6.3.json') | from_json }}"
+  register: plan
+"""
+
+RETURN = r"""
+plan:
+  description:
+    - C(mode) (replicas or tensor_parallel), C(tensor_parallel_size), C(weight_format), C(max_model_len), C(max_num_seqs),
+      C(served_model_name), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env), C(argv)),
+      C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version).
+  returned: success
+  type: dict
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError, make_plan
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            gpus=dict(type="list", elements="dict", required=True),
+            p2p=dict(type="dict", default={}),
+            model_path=dict(type="path", required=True),
+            model_config=dict(type="dict"),
+            wishes=dict(type="dict", default={}),
+            option_table=dict(type="dict", required=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    config = p["model_config"]
+    if config is None:
+        path = os.path.join(p["model_path"], "config.json")
+        try:
+            with open(path) as f:
+                config = json.load(f)
+        except (OSError, ValueError) as e:
+            module.fail_json(msg="vllm_service_model_path=%s: cannot read its config.json (%s)" % (p["model_path"], e))
+    wishes = dict(p["wishes"], model_path=p["model_path"])
+    try:
+        plan = make_plan(p["gpus"], p["p2p"], config, wishes, p["option_table"])
+    except PlanError as e:
+        module.fail_json(msg=str(e))
+    except (KeyError, TypeError, ValueError) as e:
+        module.fail_json(msg="vllm_service_model_path=%s: its config.json lacks what the plan needs (%s: %s)"
+                         % (p["model_path"], type(e).__name__, e))
+    module.exit_json(changed=False, plan=plan)
+
+
+if __name__ == "__main__":
+    main()

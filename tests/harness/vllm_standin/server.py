@@ -1,0 +1,183 @@
+"""STAND-IN for vLLM's `vllm serve`, for tests on machines without a GPU.
+
+Real vLLM cannot start without a GPU, so the Molecule harness installs this instead, packaged as a
+wheel named `vllm` at the stack profile's version (tests/harness/vllm_standin/build.py). It is
+honest about what it is (every response and /health say "stand-in") and strict where the product
+needs strictness:
+  - its argument parser is built from the option table of the real vLLM version (the same table
+    the role validates against), so an option the real parser would refuse makes it exit 2;
+  - it serves /health, /v1/models, /v1/completions and /metrics, the last with vLLM's real metric
+    names for that version; /v1/* require the API key from VLLM_API_KEY when it is set;
+  - on SIGTERM it drains: no new requests, in-flight ones finish, exit within --shutdown-timeout.
+It generates no text: completions return a fixed string."""
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VERSION = open(os.path.join(HERE, "VERSION")).read().strip()
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, "vllm serve: error: %s\n" % message)
+
+
+def parser():
+    with open(os.path.join(HERE, "options.json")) as f:
+        table = json.load(f)["options"]
+    p = Parser(prog="vllm serve", allow_abbrev=False)
+    p.add_argument("model_tag", nargs="?")
+    for flag, spec in sorted(table.items()):
+        if not flag.startswith("--"):
+            continue
+        dest = flag[2:].replace("-", "_")
+        kw = {"dest": dest}
+        if not spec["takes_value"]:
+            kw["action"] = "store_true"
+        else:
+            if spec["nargs"] not in (None, 0):
+                kw["nargs"] = spec["nargs"]
+            if spec["choices"]:
+                kw["choices"] = spec["choices"]
+        try:
+            p.add_argument(flag, **kw)
+        except argparse.ArgumentError:
+            pass  # an alias seen twice
+    return p
+
+
+class State:
+    ready = False
+    draining = False
+    inflight = 0
+    lock = threading.Lock()
+    counters = {"prompt_tokens": 0, "generation_tokens": 0, "request_success": 0}
+
+
+def metric_text(names):
+    out = []
+    for name in names:
+        base = name.split(":", 1)[1]
+        value = State.counters.get(base, 0)
+        out.append("# HELP %s stand-in value\n# TYPE %s gauge\n%s{model_name=\"%s\"} %d"
+                   % (name, name, name, ARGS.served_model_name[0] if ARGS.served_model_name else ARGS.model_tag, value))
+    return "\n".join(out) + "\n"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # vLLM logs requests only when asked; so does the stand-in
+        pass
+
+    def _send(self, code, body, ctype="application/json"):
+        data = body if isinstance(body, bytes) else (json.dumps(body) if ctype == "application/json" else body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _authorized(self):
+        key = os.environ.get("VLLM_API_KEY")
+        return not key or self.headers.get("Authorization") == "Bearer " + key
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._send(200 if not State.draining else 503, b"", "text/plain")
+        if self.path == "/metrics":
+            return self._send(200, metric_text(METRICS), "text/plain; version=0.0.4")
+        if self.path == "/version":
+            return self._send(200, {"version": VERSION, "stand_in": True})
+        if self.path == "/v1/models":
+            if not self._authorized():
+                return self._send(401, {"error": "Unauthorized"})
+            data = [{"id": n, "object": "model", "owned_by": "vllm", "root": ARGS.model_tag} for n in SERVED]
+            return self._send(200, {"object": "list", "data": data})
+        return self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path not in ("/v1/completions", "/v1/chat/completions"):
+            return self._send(404, {"detail": "Not Found"})
+        if not self._authorized():
+            return self._send(401, {"error": "Unauthorized"})
+        if State.draining:
+            return self._send(503, {"error": "draining"})
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return self._send(400, {"error": "invalid JSON"})
+        if body.get("model") not in SERVED:
+            return self._send(404, {"error": {"message": "The model `%s` does not exist." % body.get("model")}})
+        with State.lock:
+            State.inflight += 1
+        try:
+            time.sleep(float(os.environ.get("VLLM_STANDIN_LATENCY", "0.05")))
+            n = int(body.get("max_tokens") or 16)
+            with State.lock:
+                State.counters["prompt_tokens"] += len(str(body.get("prompt", body.get("messages", ""))).split())
+                State.counters["generation_tokens"] += n
+                State.counters["request_success"] += 1
+            text = "stand-in completion"
+            self._send(200, {"id": "cmpl-standin", "object": "text_completion", "model": body["model"],
+                             "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
+                             "usage": {"completion_tokens": n}})
+        finally:
+            with State.lock:
+                State.inflight -= 1
+
+
+def main(argv=None):
+    global ARGS, SERVED, METRICS
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] != "serve":
+        print("vllm (stand-in %s): only `vllm serve` exists here" % VERSION, file=sys.stderr)
+        return 2
+    ARGS = parser().parse_args(argv[1:])
+    if ARGS.model_tag is None and getattr(ARGS, "model", None):
+        ARGS.model_tag = ARGS.model
+    if not ARGS.model_tag or not os.path.isfile(os.path.join(ARGS.model_tag, "config.json")):
+        print("stand-in: no config.json in %s" % ARGS.model_tag, file=sys.stderr)
+        return 1
+    SERVED = ARGS.served_model_name or [ARGS.model_tag]
+    with open(os.path.join(HERE, "metric-names.txt")) as f:
+        METRICS = [line.strip() for line in f if line.strip().startswith("vllm:")]
+    cache = os.environ.get("VLLM_CACHE_ROOT")
+    if cache:  # the real server keeps its torch.compile cache here
+        os.makedirs(os.path.join(cache, "torch_compile_cache"), exist_ok=True)
+    print("INFO stand-in vLLM %s: loading %s (%s)" % (VERSION, ARGS.model_tag, " ".join(argv[1:])), flush=True)
+    time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
+    server = ThreadingHTTPServer((ARGS.host or "0.0.0.0", int(ARGS.port or 8000)), Handler)
+    server.daemon_threads = True
+    timeout = float(getattr(ARGS, "shutdown_timeout", None) or 0)
+
+    def drain(signum, frame):
+        State.draining = True
+        print("INFO stand-in: SIGTERM, draining %d request(s) for up to %.0f s" % (State.inflight, timeout), flush=True)
+
+        def finish():
+            end = time.time() + timeout
+            while State.inflight and time.time() < end:
+                time.sleep(0.05)
+            print("INFO stand-in: drained, %d request(s) left; shutting down" % State.inflight, flush=True)
+            server.shutdown()
+        threading.Thread(target=finish, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, drain)
+    print("INFO stand-in: serving %s on %s:%s" % (SERVED, ARGS.host, ARGS.port), flush=True)
+    server.serve_forever()
+    return 0
+
+
+ARGS = SERVED = METRICS = None
+
+if __name__ == "__main__":
+    sys.exit(main())

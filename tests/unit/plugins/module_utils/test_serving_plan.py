@@ -1,0 +1,214 @@
+"""The serving plan on real GPU facts (our H200 captures; a 2x4090 built from public captures) and
+Qwen-shaped model configs, with the option tables of the profiles' real vLLM versions."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
+from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp
+from ansible_collections.llmhost.vllm.plugins.module_utils import sysfs, topology
+from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
+
+ROOT = Path(__file__).resolve().parents[4]
+TABLES = ROOT / "roles" / "vllm_service" / "files" / "vllm-options"
+
+# config.json shapes of the profiles' default models (numbers from their published configs)
+QWEN25_3B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 36,
+             "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 11008,
+             "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": True,
+             "torch_dtype": "bfloat16"}
+QWEN3_4B = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": 2560, "num_hidden_layers": 36,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 9728,
+            "vocab_size": 151936, "max_position_embeddings": 262144, "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16"}
+QWEN25_32B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "num_hidden_layers": 64,
+              "num_attention_heads": 40, "num_key_value_heads": 8, "intermediate_size": 27648,
+              "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+              "torch_dtype": "bfloat16"}
+
+
+def table(version):
+    return json.loads((TABLES / ("%s.json" % version)).read_text())
+
+
+@pytest.fixture
+def h200x2_facts(h200x2):
+    return topology.build(nvml_dump=h200x2.nvml(), smi_topo=smi.parse_topo_matrix(h200x2.cmd("nvidia-smi-topo-m.txt")),
+                          smi_p2p=smi.parse_p2p_matrix(h200x2.cmd("nvidia-smi-topo-p2p-r.txt")),
+                          sys_gpus=sysfs.nvidia_gpus(h200x2.root), driver=sysfs.driver_info(h200x2.root))
+
+
+@pytest.fixture
+def rtx4090x2(shared):
+    """The design card's box: 2x RTX 4090 (24564 MiB, compute capability 8.9, one NUMA node) with the
+    peer-to-peer matrix a user posted for a GeForce pair (NS: not supported)."""
+    p2p = smi.parse_p2p_matrix((shared / "topo" / "club3090-1125-2gpu-p2p-ns-indented.txt").read_text())
+    gpus = [{"index": i, "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_total_mib": 24564,
+             "numa_node": 0, "cpu_affinity": "0-31"} for i in (0, 1)]
+    return gpus, p2p
+
+
+def plan(gpu_list, p2p, config, version="0.33.0", **wishes):
+    wishes.setdefault("model_path", "/srv/models/m")
+    return sp.make_plan(gpu_list, p2p, config, wishes, table(version))
+
+
+def keyed(p):
+    return {d["key"]: d for d in p["decisions"]}
+
+
+def test_design_card_box_serves_the_seed_model_as_two_fp8_replicas_without_p2p(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    assert p2p == {"0,1": "NS"}
+    p = plan(gpus, p2p, QWEN25_3B, version="0.6.3", served_model_name="qwen")
+    assert p["mode"] == "replicas" and p["tensor_parallel_size"] == 1
+    assert [r["gpus"] for r in p["replicas"]] == [[0], [1]]
+    assert [r["port"] for r in p["replicas"]] == [8000, 8001]
+    assert p["weight_format"] == "fp8"
+    d = keyed(p)
+    assert "no peer-to-peer path (0,1: NS)" in d["mode"]["reason"]
+    assert "FP8 tensor cores (compute capability 8.9)" in d["weight_format"]["reason"]
+    assert d["numa"]["value"] == "off"
+    r = p["replicas"][0]
+    assert r["env"] == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "0"}
+    assert r["argv"][:2] == ["serve", "/srv/models/m"]
+    assert "--enforce-eager" not in r["argv"] and "--shutdown-timeout" not in r["argv"]  # 0.6.3 has no drain option
+    assert r["argv"][r["argv"].index("--quantization") + 1] == "fp8"
+    assert p["max_model_len"] == 32768                 # the model's own limit fits easily
+    assert 1 <= p["max_num_seqs"] <= 256
+    assert vllm_options.validate(r["argv"][2:], table("0.6.3"), "x") == []
+
+
+AWQ_CONFIG = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
+QWEN25_32B_AWQ = dict(QWEN25_32B, quantization_config=AWQ_CONFIG)
+
+
+def test_a_model_too_big_for_one_consumer_gpu_goes_tensor_parallel_with_p2p_off(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, QWEN25_32B_AWQ, version="0.6.3", max_model_len=8192)
+    assert p["mode"] == "tensor_parallel" and p["tensor_parallel_size"] == 2
+    assert len(p["replicas"]) == 1 and p["replicas"][0]["gpus"] == [0, 1]
+    r = p["replicas"][0]
+    assert r["env"]["NCCL_P2P_DISABLE"] == "1"
+    assert "--disable-custom-all-reduce" in r["argv"]
+    assert r["argv"][r["argv"].index("--tensor-parallel-size") + 1] == "2"
+    # the checkpoint says AWQ: vLLM reads it; no --quantization flag is forced
+    assert p["weight_format"] == "awq" and "--quantization" not in r["argv"]
+    assert "does not fit one GPU" in keyed(p)["mode"]["reason"]
+    assert "no peer-to-peer path (0,1: NS)" in keyed(p)["p2p[0]"]["reason"]
+
+
+def test_h200_pair_with_nvlink_serves_current_model_as_replicas(h200x2_facts):
+    f = h200x2_facts
+    p = plan(f["gpus"], f["p2p"], QWEN3_4B)
+    assert p["mode"] == "replicas" and len(p["replicas"]) == 2
+    assert p["weight_format"] == "fp8"
+    assert "no peer-to-peer" not in keyed(p)["mode"]["reason"]
+    for r in p["replicas"]:
+        assert "NCCL_P2P_DISABLE" not in r["env"]
+        assert r["argv"][r["argv"].index("--shutdown-timeout") + 1] == "30"   # 0.33.0 drains
+    assert p["max_model_len"] == 32768
+    assert p["max_num_seqs"] == 256
+
+
+def test_numa_binding_follows_the_gpus_nodes(h200x2_facts):
+    f = h200x2_facts
+    nodes = sorted({g["numa_node"] for g in f["gpus"]})
+    p = plan(f["gpus"], f["p2p"], QWEN3_4B)
+    if len(nodes) > 1:
+        assert keyed(p)["numa"]["value"] == "bind"
+        assert [r["numa_node"] for r in p["replicas"]] == [f["gpus"][0]["numa_node"], f["gpus"][1]["numa_node"]]
+        assert all(r["cpus"] for r in p["replicas"])
+    else:
+        assert keyed(p)["numa"]["value"] == "off" and all(r["numa_node"] is None for r in p["replicas"])
+    # two GPUs on two nodes, by hand: each replica on its own node; TP across them: no binding
+    gpus = [dict(f["gpus"][0], numa_node=0, cpu_affinity="0-7"), dict(f["gpus"][1], numa_node=1, cpu_affinity="8-15")]
+    p = plan(gpus, f["p2p"], QWEN3_4B)
+    assert [(r["numa_node"], r["cpus"]) for r in p["replicas"]] == [(0, "0-7"), (1, "8-15")]
+    p = plan(gpus, f["p2p"], QWEN3_4B, tensor_parallel_size=2)
+    assert p["replicas"][0]["numa_node"] is None
+    assert "NCCL_P2P_DISABLE" not in p["replicas"][0]["env"]  # NVLink pair: P2P OK
+
+
+def test_cuda_graphs_stay_on_unless_eager_is_asked(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    assert keyed(plan(gpus, p2p, QWEN25_3B))["cuda_graphs"]["value"] is True
+    p = plan(gpus, p2p, QWEN25_3B, enforce_eager=True)
+    assert "--enforce-eager" in p["replicas"][0]["argv"]
+    assert any("debug switch" in w for w in p["warnings"])
+
+
+def test_older_gpus_get_fp16_or_bf16_not_fp8():
+    turing = [{"index": 0, "name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360, "numa_node": None}]
+    p = plan(turing, {}, QWEN25_3B, version="0.6.3")
+    assert p["weight_format"] == "fp16"
+    assert p["replicas"][0]["argv"][-2:] == ["--dtype", "half"]
+    ampere = [dict(turing[0], name="NVIDIA A10", compute_capability="8.6", memory_total_mib=23028)]
+    p = plan(ampere, {}, QWEN25_3B)
+    assert p["weight_format"] == "bf16" and "--quantization" not in p["replicas"][0]["argv"]
+
+
+def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching", "--kv-cache-dtype", "fp8"])
+    assert p["replicas"][1]["argv"][-3:] == ["--enable-prefix-caching", "--kv-cache-dtype", "fp8"]
+    with pytest.raises(sp.PlanError, match=r"vllm_service_extra_args: --swap-space is not an option of vllm serve "
+                                           r"in vLLM 0\.33\.0"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--swap-space", "4"])          # removed after 0.6
+    with pytest.raises(sp.PlanError, match=r"--enable-prefix-cachin is not an option .*did you mean "
+                                           r"--enable-prefix-caching"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-cachin"])
+    with pytest.raises(sp.PlanError, match=r"--api-key is set by the serving plan; use vllm_service_api_key"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--api-key", "sk-123"])
+    with pytest.raises(sp.PlanError, match=r"--dtype bf16 is not one of auto, "):
+        plan(gpus, p2p, QWEN25_3B, version="0.6.3", extra_args=["--dtype", "bf16"])
+    with pytest.raises(sp.PlanError, match=r"--enable-prefix-caching is a switch and takes no value"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching=yes"])
+
+
+@pytest.mark.parametrize("wishes,words", [
+    ({"tensor_parallel_size": 4}, "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
+    ({"tensor_parallel_size": 3, "gpus": [0, 1]}, "vllm_service_tensor_parallel_size=3 is larger"),
+    ({"max_model_len": 262144, "weight_format": "bf16"}, "vllm_service_max_model_len=262144 does not fit"),
+    ({"gpus": [0, 2]}, "vllm_service_gpus=[0, 2] names GPU(s) [2]"),
+    ({"weight_format": "int3"}, "vllm_service_weight_format=int3; choose one of"),
+    ({"weight_format": "checkpoint"}, "vllm_service_weight_format=checkpoint, but the model has no quantization_config"),
+    ({"mode": "sharded"}, "vllm_service_mode=sharded; choose one of auto, replicas, tensor_parallel"),
+    ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be between"),
+])
+def test_bad_wishes_fail_naming_the_variable(rtx4090x2, wishes, words):
+    gpus, p2p = rtx4090x2
+    with pytest.raises(sp.PlanError) as e:
+        plan(gpus, p2p, QWEN3_4B, **wishes)
+    assert words in str(e.value)
+
+
+def test_replicas_refused_when_the_model_does_not_fit_one_gpu(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    with pytest.raises(sp.PlanError, match="vllm_service_mode=replicas: one GPU"):
+        plan(gpus, p2p, QWEN25_32B_AWQ, mode="replicas", max_model_len=16384)
+    with pytest.raises(sp.PlanError, match="does not fit the 2 GPU"):
+        plan(gpus, p2p, QWEN25_32B, weight_format="bf16")
+
+
+def test_no_gpu_is_a_clear_error():
+    with pytest.raises(sp.PlanError, match="no GPU in gpu_facts"):
+        plan([], {}, QWEN25_3B)
+
+
+def test_model_shape_counts_qwen_parameters():
+    assert round(sp.model_shape(QWEN25_3B)["params"] / 1e9, 2) == 3.09   # Qwen2.5-3B: 3.09B
+    assert round(sp.model_shape(QWEN3_4B)["params"] / 1e9, 2) == 4.02    # Qwen3-4B: 4.0B
+    assert sp.kv_bytes_per_token(sp.model_shape(QWEN3_4B), 1) == 2 * 36 * 8 * 128 * 2
+
+
+@pytest.mark.parametrize("version", ["0.6.3", "0.33.0"])
+def test_shipped_tables_are_the_real_parsers(shared, version):
+    """The role's tables equal ../shared's dumps of the real parsers (tools/vllm_option_table.py compact)."""
+    dump = json.loads((shared.parent / "vllm" / ("vllm-%s-serve-flags.json" % version)).read_text())
+    mine = table(version)
+    assert mine["vllm_version"] == version == dump["vllm_version"]
+    assert set(mine["options"]) == set(dump["options"])
+    for flag, spec in dump["options"].items():
+        assert mine["options"][flag]["takes_value"] == spec["takes_value"], flag
