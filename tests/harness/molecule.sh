@@ -11,7 +11,10 @@ scenario=${1:?scenario}; action=${2:-test}
 case "$scenario" in
   container)
     "$HARNESS_DIR/dockerd.sh" start
-    LLMHOST_CONTAINER_IMAGE=$("$HARNESS_DIR/images.sh" container); export LLMHOST_CONTAINER_IMAGE ;;
+    LLMHOST_CONTAINER_IMAGE=$("$HARNESS_DIR/images.sh" container); export LLMHOST_CONTAINER_IMAGE
+    # the quantizer's wheels (current profile, Python 3.11 of Debian 12), mounted into the container
+    LLMHOST_QUANTIZE_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt")
+    export LLMHOST_QUANTIZE_WHEELS ;;
   vm)
     LLMHOST_VM_IMAGE=$("$HARNESS_DIR/images.sh" vm); export LLMHOST_VM_IMAGE
     LLMHOST_QEMU_ACCEL=$("$HARNESS_DIR/images.sh" accel); export LLMHOST_QEMU_ACCEL ;;

@@ -24,6 +24,17 @@ PLAY = """
     - role: llmhost.vllm.{role}
 """
 
+# vllm_service: a Qwen2.5-3B-shaped config.json and the design card's two RTX 4090 (no P2P)
+SERVE = {
+    "vllm_service_model_path": "{model}",
+    "vllm_service_plan_gpus": [{"index": i, "compute_capability": "8.9", "memory_total_mib": 24564, "numa_node": 0}
+                               for i in (0, 1)],
+    "vllm_service_plan_p2p": {"0,1": "NS"},
+}
+QWEN25_3B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 36,
+             "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 11008,
+             "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": True}
+
 CASES = [
     ("system_tuning", {"system_tuning_sysctl": {"vm.no_such_knob": 1}}, "unknown sysctl key(s) vm.no_such_knob"),
     ("system_tuning", {"system_tuning_sysctl": {"vm.swappiness": "low"}}, "sysctl vm.swappiness=low"),
@@ -48,6 +59,26 @@ CASES = [
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package": "cuda"}, "never cuda or cuda-drivers"),
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package_version": "13.0.1-1"},
      "cuda_toolkit_package_version=13.0.1-1: {repo} (llmhost_stack_nvidia_repo_url) has cuda-toolkit-13-0 at 13.0.2-1 only"),
+    ("vllm_install", {"vllm_install_method": "conda"}, "vllm_install_method=conda; choose one of wheel, source"),
+    ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=4),
+     "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
+    ("vllm_service", dict(SERVE, vllm_service_max_model_len=65536),
+     "vllm_service_max_model_len=65536 is beyond the model's max_position_embeddings (32768)"),
+    ("vllm_service", dict(SERVE, vllm_service_extra_args=["--swap-space", "4"]),
+     "vllm_service_extra_args: --swap-space is not an option of vllm serve in vLLM 0.33.0"),
+    ("vllm_service", dict(SERVE, vllm_service_extra_args=["--api-key", "sk-plain"]),
+     "--api-key is set by the serving plan; use vllm_service_api_key"),
+    ("vllm_service", dict(SERVE, vllm_service_env={"VLLM_API_KEY": "sk-plain"}), "vllm_service_env holds VLLM_API_KEY"),
+    ("quantize", {"quantize_state": "present", "quantize_group_size": 256, "model_path": "{tiny}"},
+     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1 (per channel)"),
+    ("quantize", {"quantize_state": "present", "model_path": "{gpt2}"},
+     "architecture GPT2LMHeadModel has no AWQ layer mapping in llm-compressor"),
+    ("model", {"model_revision": "main"}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=main: a hub download needs"),
+    ("model", {"model_repo": "no such repo", "model_revision": "0" * 40}, "model_repo=no such repo"),
+    ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{store}", "model_min_free_gib": 99999},
+     "(model_store) has"),
+    ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{tampered_store}", "model_name": "tiny"},
+     "no longer matches its manifest: tokenizer_config.json does not match the manifest"),
     ("cuda_toolkit", {"cuda_toolkit_state": "maybe"}, "value of cuda_toolkit_state must be one of: auto, present, skip, got: maybe"),
 ]
 
@@ -69,17 +100,45 @@ def nvidia_repo(tmp_path_factory):
     server.shutdown()
 
 
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """The harness's tiny Qwen model (tests/harness/tiny_qwen.py), a GPT-2-labelled copy, and a model
+    store holding it with a manifest and then one tokenizer file changed."""
+    sys.path.insert(0, str(ROOT))
+    from plugins.module_utils import model_check  # pylint: disable=import-outside-toplevel
+    base = tmp_path_factory.mktemp("tiny")
+    tiny = base / "tiny-qwen"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "harness" / "tiny_qwen.py"), str(tiny)], check=True,
+                   capture_output=True)
+    gpt2 = base / "gpt2"
+    shutil.copytree(tiny, gpt2)
+    cfg = json.loads((gpt2 / "config.json").read_text())
+    (gpt2 / "config.json").write_text(json.dumps(dict(cfg, architectures=["GPT2LMHeadModel"])))
+    store = base / "store"
+    shutil.copytree(tiny, store / "tiny")
+    recorded = {"source": str(tiny), "files": model_check.manifest(str(store / "tiny"))}
+    (store / "tiny" / model_check.MANIFEST).write_text(json.dumps(recorded))
+    cfg_path = store / "tiny" / "tokenizer_config.json"
+    cfg_path.write_text(cfg_path.read_text().replace("<|im_end|>", "<|endoftext|>", 1))
+    return {"tiny": tiny, "gpt2": gpt2, "tampered_store": store}
+
+
 @pytest.mark.parametrize("role,extra,words", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
 def test_bad_input_fails_early_naming_the_variable(request, tmp_path, role, extra, words):
     if not Path("/etc/debian_version").exists():
         pytest.skip("the roles support Debian-family hosts only")
+    subst = {"model": tmp_path / "model", "secure_boot_on": tmp_path / "SecureBoot", "repo": "", "store": tmp_path / "store"}
+    if role in ("model", "quantize"):
+        subst.update(request.getfixturevalue("tiny_models"))
+    subst["model"].mkdir()
+    (subst["model"] / "config.json").write_text(json.dumps(QWEN25_3B))
+    subst["secure_boot_on"].write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
     if role in ("nvidia_driver", "cuda_toolkit"):
-        repo = request.getfixturevalue("nvidia_repo")
-        efivar = tmp_path / "SecureBoot"
-        efivar.write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
-        extra = {k: v.format(repo=repo, secure_boot_on=efivar) if isinstance(v, str) else v for k, v in extra.items()}
-        extra.setdefault("llmhost_stack_nvidia_repo_url", repo)
-        words = words.format(repo=repo)
+        subst["repo"] = request.getfixturevalue("nvidia_repo")
+        extra = dict(extra)
+        extra.setdefault("llmhost_stack_nvidia_repo_url", subst["repo"])
+    extra = {k: v.format(**subst) if isinstance(v, str) else v for k, v in extra.items()}
+    words = words.format(**subst)
     play = tmp_path / "play.yml"
     play.write_text(PLAY.format(role=role))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",

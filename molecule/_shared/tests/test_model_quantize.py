@@ -1,0 +1,79 @@
+"""model + quantize on a real systemd host: the tiny Qwen-architecture test model (random weights,
+tests/harness/tiny_qwen.py) as a local source, quantized for real by the current profile's
+quantizer (llm-compressor, AWQ W4A16, group size 128) on the CPU.
+
+Idempotence (a second run quantizes nothing) is Molecule's idempotence step; here: the output,
+the untouched tokenizer, and an interrupted run that leaves nothing servable."""
+import json
+import time
+
+import pytest
+
+SOURCE = "/srv/llmhost-test/tiny-qwen"
+MODEL = "/srv/llmhost/models/tiny-qwen"
+AWQ = "/srv/llmhost/models/tiny-qwen-awq-w4g128"
+TOKENIZER = ["tokenizer.json", "tokenizer_config.json", "generation_config.json"]
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the model pipeline is tested in the container scenario")
+
+
+def sha(host, path):
+    return host.check_output("sha256sum %s" % path).split()[0]
+
+
+def test_model_is_in_place_unmodified_with_its_manifest(host):
+    manifest = json.loads(host.file(MODEL + "/llmhost-manifest.json").content_string)
+    assert manifest["source"] == SOURCE
+    assert set(manifest["files"]) == {"config.json", "model.safetensors"} | set(TOKENIZER)
+    for rel, entry in manifest["files"].items():
+        assert entry["sha256"] == sha(host, "%s/%s" % (SOURCE, rel)) == sha(host, "%s/%s" % (MODEL, rel)), rel
+
+
+def test_quantized_output_is_awq_packed_for_vllm(host):
+    cfg = json.loads(host.file(AWQ + "/config.json").content_string)
+    q = cfg["quantization_config"]
+    assert q["quant_method"] == "compressed-tensors" and q["format"] == "pack-quantized"
+    w = q["config_groups"]["group_0"]["weights"]
+    assert (w["num_bits"], w["group_size"], w["strategy"], w["symmetric"]) == (4, 128, "group", False)
+    assert q["ignore"] == ["lm_head"]
+    names = host.check_output(
+        "python3 -c \"import json,struct,sys; f=open('%s/model.safetensors','rb'); n=struct.unpack('<Q', f.read(8))[0]; "
+        "print(' '.join(json.loads(f.read(n))))\"" % AWQ).split()
+    assert "model.layers.0.self_attn.q_proj.weight_packed" in names
+    assert "model.layers.1.mlp.down_proj.weight_scale" in names
+    assert "model.layers.0.self_attn.q_proj.weight" not in names      # no 16-bit copy left behind
+    assert host.file(AWQ + "/model.safetensors").mode == 0o644         # the service user reads it
+
+
+@pytest.mark.parametrize("name", TOKENIZER)
+def test_tokenizer_files_are_byte_identical_to_the_source(host, name):
+    assert sha(host, "%s/%s" % (AWQ, name)) == sha(host, "%s/%s" % (SOURCE, name))
+
+
+def test_stamp_and_no_partial_output(host):
+    stamp = json.loads(host.file(AWQ + "/llmhost-quantize.json").content_string)
+    assert stamp["tool"] == "llm-compressor" and stamp["group_size"] == 128 and stamp["source"] == MODEL
+    assert not host.file(AWQ + ".partial").exists
+    assert host.file(AWQ + "/llmhost-manifest.json").exists
+
+
+def test_an_interrupted_run_leaves_nothing_servable(host):
+    dest = "/srv/llmhost/models/interrupted"
+    cmd = ("/opt/llmhost/quantize/venv/bin/python /opt/llmhost/quantize/llmhost_quantize.py --tool llm-compressor "
+           "--source %s --dest %s --group-size 128 --calibration /opt/llmhost/quantize/calibration.jsonl "
+           "--samples 16 --seq-len 128 --device cpu --stamp /opt/llmhost/quantize/stamp.json" % (MODEL, dest))
+    host.run("rm -rf %s %s.partial; (%s > /tmp/interrupted.log 2>&1 & echo $! > /tmp/interrupted.pid)" % (dest, dest, cmd))
+    for _attempt in range(120):               # wait until it is writing its partial output
+        time.sleep(0.5)
+        if host.file(dest + ".partial").exists:
+            break
+    time.sleep(3)
+    host.run("kill -9 $(cat /tmp/interrupted.pid)")
+    time.sleep(1)
+    assert not host.file(dest).exists, "a killed run must not leave a servable folder"
+    assert host.file(dest + ".partial").exists
+    host.run("rm -rf %s.partial" % dest)

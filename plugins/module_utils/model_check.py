@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify a Hugging Face model folder without changing it: config, Qwen's special tokens, chat
+template, and a manifest of file hashes. Pure functions over a folder; standard library only."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import json
+import os
+
+MANIFEST = "llmhost-manifest.json"
+# Files of our own inside a model folder: never part of the manifest.
+OWN_FILES = (MANIFEST, "llmhost-quantize.json")
+# Qwen's special tokens and their ids, the same in Qwen2, Qwen2.5 and Qwen3.
+QWEN_SPECIAL_TOKENS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
+
+
+def sha256_file(path, chunk=1 << 20):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()
+
+
+def list_files(folder):
+    """Relative paths of the model's files (hidden folders such as .cache skipped)."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for fn in sorted(files):
+            rel = os.path.relpath(os.path.join(root, fn), folder)
+            if rel not in OWN_FILES and not fn.startswith("."):
+                out.append(rel)
+    return out
+
+
+def manifest(folder):
+    """{relative path: {"sha256", "size"}} of every model file."""
+    return dict((rel, {"sha256": sha256_file(os.path.join(folder, rel)),
+                       "size": os.path.getsize(os.path.join(folder, rel))}) for rel in list_files(folder))
+
+
+def compare_manifest(recorded, current):
+    """Sentences for every file that differs from the recorded manifest."""
+    problems = []
+    for rel in sorted(set(recorded) | set(current)):
+        if rel not in current:
+            problems.append("%s is missing (recorded in the manifest)" % rel)
+        elif rel not in recorded:
+            problems.append("%s is not in the manifest (added after it was recorded)" % rel)
+        elif recorded[rel]["sha256"] != current[rel]["sha256"]:
+            problems.append("%s does not match the manifest (sha256 %s, recorded %s)"
+                            % (rel, current[rel]["sha256"][:12], recorded[rel]["sha256"][:12]))
+    return problems
+
+
+def _load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def special_tokens(folder):
+    """Map token -> id as the tokenizer files define them (tokenizer.json, then tokenizer_config.json)."""
+    found = {}
+    path = os.path.join(folder, "tokenizer.json")
+    if os.path.exists(path):
+        tok = _load_json(path)
+        for added in tok.get("added_tokens") or []:
+            found[added.get("content")] = added.get("id")
+        vocab = (tok.get("model") or {}).get("vocab")
+        if isinstance(vocab, dict):
+            for t in QWEN_SPECIAL_TOKENS:
+                if t in vocab and t not in found:
+                    found[t] = vocab[t]
+    path = os.path.join(folder, "tokenizer_config.json")
+    if os.path.exists(path):
+        for sid, spec in (_load_json(path).get("added_tokens_decoder") or {}).items():
+            content = spec.get("content") if isinstance(spec, dict) else None
+            if content and content not in found:
+                found[content] = int(sid)
+    return found
+
+
+def chat_template(folder):
+    """The chat template text, from tokenizer_config.json or a chat_template.jinja/.json file."""
+    path = os.path.join(folder, "tokenizer_config.json")
+    if os.path.exists(path):
+        t = _load_json(path).get("chat_template")
+        if isinstance(t, list):  # named templates
+            t = next((x.get("template") for x in t if x.get("name") == "default"), None)
+        if t:
+            return t
+    if os.path.exists(os.path.join(folder, "chat_template.jinja")):
+        with open(os.path.join(folder, "chat_template.jinja"), encoding="utf-8") as f:
+            return f.read()
+    if os.path.exists(os.path.join(folder, "chat_template.json")):
+        return _load_json(os.path.join(folder, "chat_template.json")).get("chat_template")
+    return None
+
+
+def check(folder, architectures=None, qwen_tokens=True):
+    """Read-only verification of a model folder. Returns {"config", "errors", "tokens", ...}."""
+    errors, info = [], {"folder": folder}
+    cfg_path = os.path.join(folder, "config.json")
+    try:
+        config = _load_json(cfg_path)
+    except (OSError, ValueError) as e:
+        return {"folder": folder, "errors": ["config.json cannot be read: %s" % e], "config": None}
+    info["config"] = config
+    arch = (config.get("architectures") or [None])[0]
+    info["architecture"] = arch
+    if architectures and arch not in architectures:
+        errors.append("architecture %s is not one of %s" % (arch, ", ".join(architectures)))
+    info["quantization_config"] = config.get("quantization_config")
+    if qwen_tokens:
+        tokens = special_tokens(folder)
+        info["tokens"] = dict((t, tokens.get(t)) for t in QWEN_SPECIAL_TOKENS)
+        for t, want in sorted(QWEN_SPECIAL_TOKENS.items(), key=lambda kv: kv[1]):
+            if tokens.get(t) != want:
+                errors.append("special token %s has id %s, Qwen's is %d" % (t, tokens.get(t), want))
+        template = chat_template(folder)
+        info["chat_template"] = bool(template)
+        if not template:
+            errors.append("no chat template (tokenizer_config.json chat_template or chat_template.jinja)")
+        elif "<|im_start|>" not in template or "<|im_end|>" not in template:
+            errors.append("the chat template does not use <|im_start|>/<|im_end|> (not Qwen's ChatML)")
+    weights = [f for f in list_files(folder) if f.endswith((".safetensors", ".bin"))]
+    info["weights"] = weights
+    if not weights:
+        errors.append("no weight files (*.safetensors)")
+    info["errors"] = errors
+    return info
