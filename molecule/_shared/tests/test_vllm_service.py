@@ -19,14 +19,34 @@ def _container_only(scenario):
         pytest.skip("the serving layer is tested in the container scenario")
 
 
+CLIENT = """
+import json, sys, urllib.request, urllib.error
+url, key, data = sys.argv[1], sys.argv[2], sys.argv[3]
+req = urllib.request.Request(url, data=data.encode() if data else None)
+if key:
+    req.add_header("Authorization", "Bearer " + key)
+if data:
+    req.add_header("Content-Type", "application/json")
+try:
+    with urllib.request.urlopen(req, timeout=10) as r:
+        code, body = r.status, r.read().decode()
+except urllib.error.HTTPError as e:
+    code, body = e.code, e.read().decode()
+except OSError as e:
+    code, body = 0, str(e)
+print(json.dumps([code, body]))
+"""
+
+
 def curl(host, path, port=8000, key=None, data=None):
-    cmd = "curl -s -o /dev/stderr -w '%%{http_code}' http://127.0.0.1:%d%s" % (port, path)
-    if key:
-        cmd += " -H 'Authorization: Bearer %s'" % key
-    if data is not None:
-        cmd += " -H 'Content-Type: application/json' -d '%s'" % json.dumps(data)
-    r = host.run(cmd)
-    return int(r.stdout or 0), r.stderr
+    """(status, body) of an HTTP request made on the host (its python3; the image has no curl)."""
+    r = host.run("python3 -c %s %s %s %s" % (_q(CLIENT), _q("http://127.0.0.1:%d%s" % (port, path)), _q(key or ""),
+                                            _q(json.dumps(data) if data is not None else "")))
+    return tuple(json.loads(r.stdout)) if r.rc == 0 else (0, r.stderr)
+
+
+def _q(text):
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def test_service_user_cannot_write_the_venv(host):
@@ -45,8 +65,9 @@ def test_one_replica_per_gpu_serves_with_the_key(host, unit, port, gpu):
     assert 'CUDA_VISIBLE_DEVICES="%s"' % gpu in env
     assert "mode = replicas" in env and "no peer-to-peer path (0,1: NS)" in env      # the plan's reasons
     # it serves the quantize role's AWQ output: vLLM reads its quantization_config, no flag is forced
-    assert "/srv/llmhost/models/tiny-qwen-awq-w4g128 " in env
-    assert "--quantization" not in env and "reads its quantization_config" in env
+    assert 'VLLM_ARGS="/srv/llmhost/models/tiny-qwen-awq-w4g128 ' in env
+    args = [line for line in env.splitlines() if line.startswith("VLLM_ARGS=")][0]
+    assert "--quantization" not in args and "reads its quantization_config" in " ".join(env.split())
     assert "--enforce-eager" not in env
     assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
     assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
