@@ -40,8 +40,9 @@ print(json.dumps([code, body]))
 
 def curl(host, path, port=8000, key=None, data=None):
     """(status, body) of an HTTP request made on the host (its python3; the image has no curl)."""
-    r = host.run("python3 -c %s %s %s %s" % (_q(CLIENT), _q("http://127.0.0.1:%d%s" % (port, path)), _q(key or ""),
-                                            _q(json.dumps(data) if data is not None else "")))
+    url = "http://127.0.0.1:%d%s" % (port, path)
+    body = json.dumps(data) if data is not None else ""
+    r = host.run("python3 -c %s %s %s %s" % (_q(CLIENT), _q(url), _q(key or ""), _q(body)))
     return tuple(json.loads(r.stdout)) if r.rc == 0 else (0, r.stderr)
 
 
