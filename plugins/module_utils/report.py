@@ -106,6 +106,14 @@ def _ver(text):
         return None
 
 
+def profile_python(profile, system):
+    """The Python the profile's venvs use on this distribution: {"version", "package"}."""
+    python = profile.get("python") or {}
+    by_dist = (python.get("by_distribution") or {}).get(system.get("distribution")) or {}
+    return by_dist.get(str(system.get("distribution_major_version"))) or {"version": python.get("version"),
+                                                                          "package": python.get("package")}
+
+
 def profile_checks(profile, system, topo):
     """The host against the selected stack profile. Checks with ``blocking`` set make site.yml stop."""
     if not profile:
@@ -152,11 +160,12 @@ def profile_checks(profile, system, topo):
                                "driver R%s supports %s-%s" % (drv.get("branch"), drv["compute_capability_min"], drv["compute_capability_max"]),
                                g["compute_capability"], PASS if ok else FAIL,
                                "" if ok else "this GPU needs a newer driver branch: llmhost_stack=current"), blocking=not ok))
-    py = (profile.get("python") or {}).get("version")
+    python = profile_python(profile, system)
+    py = python.get("version")
     if py:
         ok = py in (system.get("pythons") or [])
         out.append(_check("profile", "Python for the venvs", py, ", ".join(system.get("pythons") or []) or "none",
-                          PASS if ok else WARN, "" if ok else "the vllm_install role installs %s" % (profile["python"].get("package") or "it")))
+                          PASS if ok else WARN, "" if ok else "install %s" % (python.get("package") or "it")))
     for w in profile.get("warnings") or []:
         out.append(_check("profile", "profile %s" % name, "", w, WARN, "llmhost_stack=current"))
     return out

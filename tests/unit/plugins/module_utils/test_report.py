@@ -97,3 +97,13 @@ def test_governor_and_platform_profile_against_what_is_wanted():
     bare = {"cpufreq": {"governors": {}}, "platform_profile": None}
     vm = _by_item(report.tuning_checks(bare, {}, {}, "", [], {"governor": "performance", "platform_profile": "performance"}))
     assert vm["frequency governor"]["status"] == "INFO" and vm["ACPI platform profile"]["status"] == "INFO"
+
+
+def test_profile_python_follows_the_distribution():
+    """current on Debian 12 uses Debian's Python 3.11 (locks resolved for it); elsewhere the profile's 3.12."""
+    from ansible_collections.llmhost.vllm.plugins.module_utils.report import profile_python
+    profile = {"python": {"version": "3.12", "package": "python3.12-venv",
+                          "by_distribution": {"Debian": {"12": {"version": "3.11", "package": "python3.11-venv"}}}}}
+    assert profile_python(profile, {"distribution": "Debian", "distribution_major_version": "12"})["version"] == "3.11"
+    assert profile_python(profile, {"distribution": "Ubuntu", "distribution_major_version": "24"}) == {
+        "version": "3.12", "package": "python3.12-venv"}
