@@ -69,7 +69,7 @@ def test_one_replica_per_gpu_serves_with_the_key(host, unit, port, gpu):
     assert 'VLLM_ARGS="/srv/llmhost/models/tiny-qwen-awq-w4g128 ' in env
     args = [line for line in env.splitlines() if line.startswith("VLLM_ARGS=")][0]
     assert "--quantization" not in args and "reads its quantization_config" in " ".join(env.split())
-    assert "--enforce-eager" not in env
+    assert "--enforce-eager" not in args
     assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
     assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
     assert curl(host, "/health", port)[0] == 200
