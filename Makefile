@@ -45,6 +45,7 @@ sanity: venv
 	tests/harness/sanity.sh
 
 unit: venv collection
+	tests/harness/host-deps.sh unit
 	pytest -q tests/unit
 
 molecule-container: venv collection

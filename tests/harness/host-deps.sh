@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the harness needs on the controller, only those missing.
-# usage: host-deps.sh container|vm|lint
+# usage: host-deps.sh container|vm|lint|unit
 set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
@@ -8,12 +8,16 @@ declare -A CMD_PKG=(
   [mmdebstrap]=mmdebstrap [apt-cacher-ng]=apt-cacher-ng [socat]=socat [ssh]=openssh-client
   [dockerd]=docker.io [qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils
   [sfdisk]=fdisk [mkfs.ext4]=e2fsprogs [shellcheck]=shellcheck [rsync]=rsync
+  [dpkg-scanpackages]=dpkg-dev [gpg]=gpg
 )
+# the stand-in of NVIDIA's repository (nvrepo.py) is built with dpkg-deb, dpkg-scanpackages and gpg
+repo=(dpkg-scanpackages gpg)
 case "${1:-}" in
-  container) want=(mmdebstrap apt-cacher-ng dockerd) ;;
-  vm) want=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4) ;;
+  container) want=(mmdebstrap apt-cacher-ng dockerd "${repo[@]}") ;;
+  vm) want=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4 "${repo[@]}") ;;
   lint) want=(shellcheck rsync) ;;
-  *) echo "usage: $0 container|vm|lint" >&2; exit 2 ;;
+  unit) want=("${repo[@]}") ;;
+  *) echo "usage: $0 container|vm|lint|unit" >&2; exit 2 ;;
 esac
 missing=()
 for c in "${want[@]}"; do

@@ -86,8 +86,8 @@ CASES = [
 @pytest.fixture(scope="module")
 def nvidia_repo(tmp_path_factory):
     """The harness's stand-in of NVIDIA's repository (tests/harness/nvrepo.py), served on a free loopback port."""
-    if not (shutil.which("dpkg-deb") and shutil.which("gpg") and shutil.which("dpkg-scanpackages")):
-        pytest.skip("dpkg-deb, dpkg-scanpackages and gpg build the test repository")
+    missing = [t for t in ("dpkg-deb", "dpkg-scanpackages", "gpg") if not shutil.which(t)]
+    assert not missing, "%s build the test repository (make unit installs them: tests/harness/host-deps.sh unit)" % missing
     out = tmp_path_factory.mktemp("nvrepo")
     subprocess.run([sys.executable, str(ROOT / "tests" / "harness" / "nvrepo.py"), "build", str(out)], check=True,
                    capture_output=True)

@@ -132,6 +132,8 @@ def test_stop_drains_within_the_shutdown_timeout(host):
         if curl(host, "/health", 8001)[0] == 200:
             break
         time.sleep(1)
+    else:
+        pytest.fail("vllm@1 did not serve again after its restart")
     t = time.time()
     host.run_expect([0], "systemctl stop vllm@1.service")
     took = time.time() - t
