@@ -8,6 +8,7 @@ D=$LLMHOST_DOCKER_ROOT
 up() { docker version >/dev/null 2>&1; }
 case "${1:-}" in
   start)
+    take_lock dockerd
     if up; then log "dockerd already answers at $DOCKER_HOST"; exit 0; fi
     mkdir -p "$D/data" "$D/exec"
     # A dockerd killed with its session leaves its pid file and sockets behind; both stop a new one.
@@ -19,7 +20,7 @@ case "${1:-}" in
     setsid dockerd --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/dockerd.pid" \
       -H "$DOCKER_HOST" --bridge=none --iptables=false --ip6tables=false \
       --default-ulimit nofile=20000:20000 --default-ulimit nproc=32768:32768 \
-      </dev/null >"$D/dockerd.log" 2>&1 &
+      </dev/null >"$D/dockerd.log" 2>&1 9>&- &
     pid=$!
     for i in $(seq 60); do
       up && { log "dockerd up after ${i}s"; exit 0; }

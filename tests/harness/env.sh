@@ -28,3 +28,11 @@ log() { printf '[harness %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # Hash of the files that define an image: a change to any of them rebuilds it.
 recipe_hash() { cat "$@" | sha256sum | cut -c1-16; }
+
+# Holds an exclusive lock on $LLMHOST_TEST_CACHE/locks/NAME on file descriptor 9 until the calling
+# (sub)shell exits: two lanes of one run, or two checkouts, then build a cached thing once.
+take_lock() {
+  mkdir -p "$LLMHOST_TEST_CACHE/locks"
+  exec 9>"$LLMHOST_TEST_CACHE/locks/$1.lock"
+  flock 9
+}

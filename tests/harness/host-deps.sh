@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the harness needs on the controller, only those missing.
-# usage: host-deps.sh container|vm|lint|unit
+# usage: host-deps.sh KIND... (container, vm, lint, unit): one apt run for all of them.
+# Exits 77 (cannot run) when packages are missing and this is not root.
 set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
@@ -12,22 +13,26 @@ declare -A CMD_PKG=(
 )
 # the stand-in of NVIDIA's repository (nvrepo.py) is built with dpkg-deb, dpkg-scanpackages and gpg
 repo=(dpkg-scanpackages gpg)
-case "${1:-}" in
-  container) want=(mmdebstrap apt-cacher-ng dockerd "${repo[@]}") ;;
-  vm) want=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4 "${repo[@]}") ;;
-  lint) want=(shellcheck rsync) ;;
-  unit) want=("${repo[@]}") ;;
-  *) echo "usage: $0 container|vm|lint|unit" >&2; exit 2 ;;
-esac
+[ $# -gt 0 ] || { echo "usage: $0 container|vm|lint|unit..." >&2; exit 2; }
+want=()
+for kind in "$@"; do
+  case "$kind" in
+    container) want+=(mmdebstrap apt-cacher-ng dockerd "${repo[@]}") ;;
+    vm) want+=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4 "${repo[@]}") ;;
+    lint) want+=(shellcheck rsync) ;;
+    unit) want+=("${repo[@]}") ;;
+    *) echo "usage: $0 container|vm|lint|unit..." >&2; exit 2 ;;
+  esac
+done
 missing=()
 for c in "${want[@]}"; do
   if [ "$c" = apt-cacher-ng ]; then [ -x /usr/sbin/apt-cacher-ng ] && continue
   else command -v "$c" >/dev/null 2>&1 && continue; fi
-  missing+=("${CMD_PKG[$c]}")
+  [[ " ${missing[*]} " == *" ${CMD_PKG[$c]} "* ]] || missing+=("${CMD_PKG[$c]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 log "installing ${missing[*]}"
-[ "$(id -u)" = 0 ] || { log "need root to apt-get install ${missing[*]}"; exit 1; }
+[ "$(id -u)" = 0 ] || { log "need root to apt-get install ${missing[*]}; install them, then run again"; exit 77; }
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # apt-cacher-ng's postinst tries to start a system service; there is no init system here.

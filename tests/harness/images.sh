@@ -23,6 +23,7 @@ BASE_PKGS=systemd,systemd-sysv,dbus,python3,python3-apt,sudo,iproute2,procps,apt
 container() {
   local tag="llmhost-test/debian-systemd:$HASH"
   "$HARNESS_DIR/dockerd.sh" start >&2
+  take_lock image-container  # held until this script exits: a concurrent caller waits, then reuses
   if docker image inspect "$tag" >/dev/null 2>&1; then log "reusing $tag"; echo "$tag"; return; fi
   local tmp; tmp=$(mktemp -d "$IMG/.ctr.XXXXXX"); trap 'rm -rf "$tmp"' RETURN
   log "building $tag (mmdebstrap $LLMHOST_TEST_SUITE from $MIRROR)"
@@ -47,7 +48,7 @@ boot_and_wait() { # $1 accel, $2 disk, $3 kernel, $4 initrd, $5 timeout_s -> 0 w
     -pidfile "$IMG/build-qemu.pid" -serial "file:$IMG/build-console.log" \
     -drive "file=$disk,if=virtio,format=qcow2" \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:22" -device virtio-net-pci,netdev=n0 \
-    -kernel "$k" -initrd "$i" -append "root=/dev/vda1 console=ttyS0" >&2
+    -kernel "$k" -initrd "$i" -append "root=/dev/vda1 console=ttyS0" >&2 9>&-
   local t0=$SECONDS
   while [ $((SECONDS - t0)) -lt "$limit" ]; do
     timeout 15 ssh -q -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
@@ -65,6 +66,7 @@ stop_build_vm() {
 
 vm() {
   local out="$IMG/vm-$HASH.qcow2"
+  take_lock image-vm
   if [ -f "$out" ] && [ -f "$LLMHOST_SSH_KEY" ]; then log "reusing $out"; echo "$out"; return; fi
   mkdir -p "$(dirname "$LLMHOST_SSH_KEY")"
   [ -f "$LLMHOST_SSH_KEY" ] || ssh-keygen -q -t ed25519 -N '' -C llmhost-test -f "$LLMHOST_SSH_KEY"

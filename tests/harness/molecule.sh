@@ -5,6 +5,14 @@ set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 scenario=${1:?scenario}; action=${2:-test}
+# The container scenario's serving stand-in serves vLLM's real metric names, read from the shared
+# fixtures beside the checkout (../shared, or LLMHOST_SHARED); without them it cannot run.
+export LLMHOST_SHARED=${LLMHOST_SHARED:-$(cd "$REPO_ROOT/.." && pwd)/shared}
+if [ "$scenario" = container ] && [ ! -f "$LLMHOST_SHARED/fixtures/vllm/vllm-0.33.0-metric-names.txt" ]; then
+  log "the container scenario needs the shared fixtures at $LLMHOST_SHARED (fixtures/vllm/*-metric-names.txt):"
+  log "put the project's shared/ folder beside the checkout, or set LLMHOST_SHARED to it"
+  exit 77
+fi
 "$HARNESS_DIR/host-deps.sh" "$scenario"
 "$HARNESS_DIR/acng.sh" start
 "$HARNESS_DIR/nvrepo.sh" start

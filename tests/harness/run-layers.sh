@@ -1,45 +1,156 @@
 #!/usr/bin/env bash
-# `make test`: every layer in order, each timed; a per-layer table at the end.
-# A layer that cannot run fails the whole run, unless its name is in LLMHOST_ALLOW_SKIP
-# (space-separated; CI never sets it). LLMHOST_LAYERS picks a subset (default: all).
+# `make test` (and `make test-fast`): the test layers, in two lanes side by side, each layer timed
+# against its budget; a table at the end. The two lanes share the machine's two cores:
+#   lane A: lint, sanity, unit, molecule-container (while it runs, lane B's VM is mostly busy in QEMU)
+#   lane B: molecule-vm (the long pole: image build, boot, TCG-emulated Ansible, a reboot)
+# Before the lanes: the Debian packages of every chosen layer in one apt run, the shared helpers
+# (apt-cacher-ng, the NVIDIA repository stand-in, dockerd) and, in the background, the container
+# image and the quantizer's wheels, so they are ready when lane A reaches the container scenario.
+# A layer that cannot run (exit 77) fails the run unless its name is in LLMHOST_ALLOW_SKIP.
+# Timing never fails the run: a layer over its budget is marked OVER BUDGET in the table.
+# Environment: LLMHOST_LAYERS (default: all five), LLMHOST_ALLOW_SKIP, LLMHOST_SERIAL=1 (one lane);
+# for the harness's own tests (tests/unit/test_harness.py): LLMHOST_HARNESS_STUBS=DIR runs DIR/<layer>
+# instead of each layer and skips setup, LLMHOST_BUDGET_<layer, '-' as '_'>=SECONDS sets a budget.
 set -uo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 cd "$REPO_ROOT" || exit 1
 LAYERS=${LLMHOST_LAYERS:-lint sanity unit molecule-container molecule-vm}
+H=$HARNESS_DIR
 declare -A CMD=(
-  [lint]="make -s lint"
-  [sanity]="make -s sanity"
-  [unit]="make -s unit"
-  [molecule-container]="make -s molecule-container"
-  [molecule-vm]="make -s molecule-vm"
+  [lint]="$H/lint.sh"
+  [sanity]="$H/sanity.sh"
+  [unit]="$H/unit.sh"
+  [molecule-container]="$H/molecule.sh container"
+  [molecule-vm]="$H/molecule.sh vm"
 )
-# Helpers already running (another run, a developer's shell) are left running at the end.
-acng_was_up=0; dockerd_was_up=0; nvrepo_was_up=0
-"$HARNESS_DIR/acng.sh" status && acng_was_up=1
-"$HARNESS_DIR/nvrepo.sh" status && nvrepo_was_up=1
-"$HARNESS_DIR/dockerd.sh" status && dockerd_was_up=1
-declare -a ROWS=()
-passed=0; failed=0; skipped=0; T0=$SECONDS
-for layer in $LAYERS; do
-  [ -n "${CMD[$layer]:-}" ] || { echo "unknown layer $layer" >&2; exit 2; }
-  echo; echo "=============== layer: $layer ==============="
-  t=$SECONDS
-  ${CMD[$layer]}; rc=$?
-  dt=$((SECONDS - t))
-  if [ $rc -eq 0 ]; then status=PASS; passed=$((passed + 1))
-  elif [ $rc -eq 77 ] && [[ " ${LLMHOST_ALLOW_SKIP:-} " == *" $layer "* ]]; then status=SKIP; skipped=$((skipped + 1))
-  else status="FAIL (rc $rc)"; failed=$((failed + 1)); fi
-  ROWS+=("$(printf '%-20s %-12s %6ss' "$layer" "$status" "$dt")")
+# Budgets in seconds, for a cold 2-core machine with both lanes running (molecule/README.md).
+declare -A BUDGET=(
+  [setup]=180 [lint]=120 [sanity]=240 [unit]=240 [molecule-container]=1200 [molecule-vm]=1800
+)
+TOTAL_BUDGET=${LLMHOST_BUDGET_total:-2400}
+for layer in "${!BUDGET[@]}"; do
+  v=LLMHOST_BUDGET_${layer//-/_}; BUDGET[$layer]=${!v:-${BUDGET[$layer]}}
 done
-echo; echo "=============== make test: timing per layer ==============="
-printf '%-20s %-12s %7s\n' layer result time
-for r in "${ROWS[@]}"; do echo "$r"; done
-printf '%-20s %-12s %6ss\n' total "" $((SECONDS - T0))
-# stop the helpers this run started (the caches stay)
-[ $dockerd_was_up = 1 ] || "$HARNESS_DIR/dockerd.sh" stop >/dev/null 2>&1 || true
-[ $acng_was_up = 1 ] || "$HARNESS_DIR/acng.sh" stop >/dev/null 2>&1 || true
-[ $nvrepo_was_up = 1 ] || "$HARNESS_DIR/nvrepo.sh" stop >/dev/null 2>&1 || true
+STUBS=${LLMHOST_HARNESS_STUBS:-}
+if [ -n "$STUBS" ]; then for layer in "${!CMD[@]}"; do CMD[$layer]=$STUBS/$layer; done; fi
+for layer in $LAYERS; do
+  [ -n "${CMD[$layer]:-}" ] || { echo "unknown layer $layer (known: ${!CMD[*]})" >&2; exit 2; }
+done
+has() { [[ " $LAYERS " == *" $1 "* ]]; }
+
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/llmhost-test.XXXXXX")
+RESULTS=$LOGS/results
+: > "$RESULTS"
+T0=$EPOCHSECONDS
+set -m  # job control: each lane runs in a process group of its own, so clean-up can stop it whole
+
+# --- clean-up: whatever this run started stops when it ends, passed, failed or interrupted -------
+# Matched by this checkout's own paths, so another run's QEMU or helpers are left alone.
+HARNESS_PROCS="qemu-system.*(${XDG_CACHE_HOME:-$HOME/.cache}/molecule/$(basename "$REPO_ROOT")/vm/|${LLMHOST_TEST_CACHE}/images/)"
+HARNESS_PROCS+="|apt-cacher-ng -c ${LLMHOST_TEST_CACHE}/|dockerd --data-root ${LLMHOST_DOCKER_ROOT}/|nvrepo.py serve ${LLMHOST_TEST_CACHE}/"
+before=" $(pgrep -d ' ' -f "$HARNESS_PROCS" 2>/dev/null) "
+started_helpers=()
+lane_pids=()
+leftover_rc=0
+cleanup() {
+  local p left=""
+  for p in "${lane_pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+  for p in "${lane_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in $(pgrep -f "${HARNESS_PROCS%%|apt-cacher-ng*}" 2>/dev/null); do
+    [[ "$before" == *" $p "* ]] || kill "$p" 2>/dev/null || true
+  done
+  for p in "${started_helpers[@]}"; do "$H/$p.sh" stop >/dev/null 2>&1 || true; done
+  for _ in $(seq 20); do
+    left=""
+    for p in $(pgrep -f "$HARNESS_PROCS" 2>/dev/null); do [[ "$before" == *" $p "* ]] || left+=" $p"; done
+    [ -z "$left" ] && break
+    sleep 1
+  done
+  if [ -n "$left" ]; then
+    echo "HARNESS LEFT RUNNING by this run:"; ps -o pid=,args= -p "${left# }" 2>/dev/null
+    leftover_rc=1
+  fi
+  rm -rf "$LOGS"
+}
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'cleanup' EXIT
+
+# --- one layer: run, time, record ---------------------------------------------------------------
+run_layer() { # $1 layer; output to $LOGS/$1.log, then printed whole (lanes never interleave lines)
+  local layer=$1 t rc
+  t=$EPOCHSECONDS
+  ${CMD[$layer]} >"$LOGS/$layer.log" 2>&1 </dev/null; rc=$?
+  printf '%s %s %s %s\n' "$layer" "$rc" "$((t - T0))" "$((EPOCHSECONDS - t))" >> "$RESULTS"
+  { echo; echo "=============== layer: $layer (rc $rc, $((EPOCHSECONDS - t)) s) ==============="
+    cat "$LOGS/$layer.log"; } | flock "$RESULTS" cat
+}
+lane() { local layer; for layer in "$@"; do if has "$layer"; then run_layer "$layer"; fi; done; }
+
+# --- setup: packages, helpers, prefetch ---------------------------------------------------------
+t=$EPOCHSECONDS
+setup_rc=0
+kinds=()
+if has lint || has sanity; then kinds+=(lint); fi
+if has unit; then kinds+=(unit); fi
+if has molecule-container; then kinds+=(container); fi
+if has molecule-vm; then kinds+=(vm); fi
+if [ -z "$STUBS" ] && [ ${#kinds[@]} -gt 0 ]; then "$H/host-deps.sh" "${kinds[@]}" || setup_rc=$?; fi
+if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && { has molecule-container || has molecule-vm; }; then
+  helpers=(acng nvrepo); if has molecule-container; then helpers+=(dockerd); fi
+  for h in "${helpers[@]}"; do
+    if ! "$H/$h.sh" status; then "$H/$h.sh" start || { setup_rc=$?; break; }; started_helpers+=("$h"); fi
+  done
+fi
+printf '%s %s %s %s\n' setup "$setup_rc" 0 "$((EPOCHSECONDS - t))" >> "$RESULTS"
+if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && has molecule-container; then
+  # The container image and the quantizer's wheels (GBs) download while lint, sanity and unit run;
+  # the scenario takes the same locks, so it waits for them rather than fetching twice.
+  ( "$H/images.sh" container && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt" ) \
+    >"$LOGS/prefetch.log" 2>&1 </dev/null &
+  lane_pids+=($!)
+fi
+
+# --- the lanes -----------------------------------------------------------------------------------
+# They run even when setup failed: each layer checks its own needs and says what is missing
+# (exit 77 where it cannot run, e.g. not root), which LLMHOST_ALLOW_SKIP may excuse.
+if [ "${LLMHOST_SERIAL:-0}" = 1 ]; then
+  lane lint sanity unit molecule-container molecule-vm
+else
+  lane molecule-vm &
+  lane_pids+=($!)
+  lane lint sanity unit molecule-container &
+  lane_pids+=($!)
+fi
+for p in "${lane_pids[@]}"; do wait "$p"; done
+lane_pids=()
+if [ -s "$LOGS/prefetch.log" ] && grep -qiE 'error|fail' "$LOGS/prefetch.log"; then
+  echo; echo "=============== prefetch (container image, quantizer wheels) ==============="; cat "$LOGS/prefetch.log"
+fi
+
+# --- the table -----------------------------------------------------------------------------------
+passed=0; failed=0; skipped=0; over=0
+echo; echo "=============== make test: timing per layer (lanes run side by side) ==============="
+printf '%-20s %-14s %7s %7s %7s  %s\n' layer result start time budget ""
+for layer in setup $LAYERS; do
+  line=$(grep "^$layer " "$RESULTS" | tail -1)
+  if [ -z "$line" ]; then printf '%-20s %-14s\n' "$layer" "not run"; failed=$((failed + 1)); continue; fi
+  read -r _ rc start dt <<<"$line"
+  if [ "$layer" = setup ]; then  # not a layer: its failures show in the layers that need it
+    if [ "$rc" -eq 0 ]; then status="ok"; else status="incomplete ($rc)"; fi
+  elif [ "$rc" -eq 0 ]; then status=PASS; passed=$((passed + 1))
+  elif [ "$rc" -eq 77 ] && [[ " ${LLMHOST_ALLOW_SKIP:-} " == *" $layer "* ]]; then status=SKIP; skipped=$((skipped + 1))
+  else status="FAIL (rc $rc)"; failed=$((failed + 1)); fi
+  mark=""; if [ "$dt" -gt "${BUDGET[$layer]}" ]; then mark="OVER BUDGET"; over=$((over + 1)); fi
+  printf '%-20s %-14s %6ss %6ss %6ss  %s\n' "$layer" "$status" "$start" "$dt" "${BUDGET[$layer]}" "$mark"
+done
+total=$((EPOCHSECONDS - T0))
+mark=""; [ "$total" -gt "$TOTAL_BUDGET" ] && mark="OVER BUDGET"
+printf '%-20s %-14s %7s %6ss %6ss  %s\n' "total (wall)" "" "" "$total" "$TOTAL_BUDGET" "$mark"
 echo
+trap - EXIT
+cleanup
+if [ $leftover_rc -ne 0 ]; then failed=$((failed + 1)); fi
 if [ $skipped -gt 0 ]; then echo "layers: $passed passed, $failed failed, $skipped skipped"; else echo "layers: $passed passed, $failed failed"; fi
 [ $failed -eq 0 ]

@@ -8,8 +8,9 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 lock=${1:?lock file}
 D=$LLMHOST_TEST_CACHE/wheels/$(basename "$lock" .txt)-$(recipe_hash "$lock")
+take_lock "wheels-$(basename "$lock" .txt)"
 if [ ! -f "$D/.done" ]; then
-  mkdir -p "$D"
+  rm -rf "$D"; mkdir -p "$D"
   log "downloading the wheels of $(basename "$lock") into $D (once; several GB for torch)"
   python3 -m pip download -q --no-deps --only-binary=:all: -d "$D" -r "$lock" >&2
   touch "$D/.done"

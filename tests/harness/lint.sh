@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Lint layer: ansible-lint (production profile, strict) and shellcheck of the harness.
+set -euo pipefail
+# shellcheck source=env.sh
+. "$(dirname "$0")/env.sh"
+"$HARNESS_DIR/host-deps.sh" lint
+cd "$REPO_ROOT"
+shellcheck tests/harness/*.sh .ci/run
+ansible-lint --strict
