@@ -4,7 +4,9 @@ The repository (tests/harness/nvrepo.py) is served on the controller's loopback 
 throwaway key; its packages carry the real names, versions and inter-package dependencies with
 empty payloads, and every driver package also exists in a newer release (580.172.08-1) that the
 pin must keep out. So source, keyring, pin, hold, install and upgrade refusal run for real with
-apt; a driver that loads and DKMS builds are not here (no GPU, no driver payload)."""
+apt; a driver that loads and DKMS builds are not here (no GPU, no driver payload).
+The apt work runs in the container scenario only; the vm converges nvidia_driver's configure
+phase (nouveau blacklist and initramfs), which needs a kernel of its own."""
 import pytest
 
 DRIVER = "580.159.04-1"
@@ -14,7 +16,7 @@ SOURCES = "/etc/apt/sources.list.d/llmhost-nvidia-cuda.sources"
 KEYRING = "/etc/apt/keyrings/llmhost-nvidia-cuda.asc"
 
 
-def test_repository_is_a_deb822_source_trusting_its_own_key(host):
+def test_repository_is_a_deb822_source_trusting_its_own_key(host, container_scope):
     src = host.file(SOURCES)
     assert src.mode == 0o644
     text = src.content_string
@@ -28,20 +30,18 @@ def test_repository_is_a_deb822_source_trusting_its_own_key(host):
 
 
 @pytest.mark.parametrize("package", DRIVER_PACKAGES + ["nvidia-smi", "libcuda1", "nvidia-persistenced"])
-def test_driver_packages_are_installed_at_the_pinned_version(host, package):
+def test_driver_packages_are_installed_at_the_pinned_version(host, package, container_scope):
     pkg = host.package(package)
     assert pkg.is_installed
     assert pkg.version == DRIVER
 
 
 @pytest.mark.parametrize("package", DRIVER_PACKAGES + ["cuda-toolkit-13-0"])
-def test_pinned_packages_are_held(host, package, kernel_tier):
-    if package.startswith("cuda-") and kernel_tier:
-        pytest.skip("cuda_toolkit runs in the container scenario only")
+def test_pinned_packages_are_held(host, package, container_scope):
     assert host.check_output("dpkg-query -W -f='${Status}' %s" % package).startswith("hold ")
 
 
-def test_apt_sees_the_newer_release_but_the_pin_refuses_it(host):
+def test_apt_sees_the_newer_release_but_the_pin_refuses_it(host, container_scope):
     policy = host.check_output("apt-cache policy nvidia-smi")
     assert NEWER in policy, "the stand-in repository should offer the newer release"
     assert "Candidate: %s" % DRIVER in policy
@@ -51,16 +51,14 @@ def test_apt_sees_the_newer_release_but_the_pin_refuses_it(host):
     assert "nvidia" not in " ".join(l for l in upgrade.splitlines() if l.startswith("Inst "))
 
 
-def test_unattended_upgrades_blacklists_the_driver_and_toolkit(host, kernel_tier):
+def test_unattended_upgrades_blacklists_the_driver_and_toolkit(host, container_scope):
     driver = host.file("/etc/apt/apt.conf.d/51llmhost-nvidia-driver-unattended-upgrades").content_string
     assert '"^(lib)?nvidia-";' in driver and '"^libcuda1$";' in driver
-    if kernel_tier:
-        return  # cuda_toolkit runs in the container scenario only
     toolkit = host.file("/etc/apt/apt.conf.d/51llmhost-cuda-toolkit-unattended-upgrades").content_string
     assert '"^cuda-toolkit-13-0$";' in toolkit
 
 
-def test_persistence_daemon_is_enabled(host):
+def test_persistence_daemon_is_enabled(host, container_scope):
     assert host.service("nvidia-persistenced").is_enabled
 
 
@@ -75,9 +73,7 @@ def test_nouveau_is_blacklisted_in_the_initramfs_too(host, kernel_tier):
     assert "etc/modprobe.d/60-llmhost-blacklist-nouveau.conf" in listing
 
 
-def test_toolkit_is_installed_pinned_and_on_path(host, kernel_tier):
-    if kernel_tier:
-        pytest.skip("cuda_toolkit runs in the container scenario only")
+def test_toolkit_is_installed_pinned_and_on_path(host, container_scope):
     assert host.package("cuda-toolkit-13-0").version == "13.0.2-1"
     assert "Pin: version 13.0.2-1" in host.file("/etc/apt/preferences.d/60-llmhost-cuda-toolkit").content_string
     out = host.check_output("bash -lc 'echo $CUDA_HOME; nvcc --version'")
