@@ -73,7 +73,8 @@ def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wan
         (p.split("=", 1)[1] for p in (wanted_cmdline or []) if p.startswith("transparent_hugepage=")), None)
     if want_thp:
         out.append(_check("thp", "transparent huge pages", want_thp, thp or "unknown", PASS if thp == want_thp else WARN,
-                          "" if thp == want_thp else "site.yml --tags system_tuning (boot parameter; reboot)"))
+                          "" if thp == want_thp else "site.yml --tags system_tuning (sets it live, no reboot needed; "
+                          "the boot parameter keeps it across reboots)"))
     govs = ((numa or {}).get("cpufreq") or {}).get("governors") or {}
     want_gov = wanted_cpu.get("governor")
     have_gov = ", ".join("%s (%s)" % kv for kv in sorted(govs.items())) or "not exposed (VM or firmware-controlled)"
@@ -114,6 +115,22 @@ def profile_python(profile, system):
                                                                           "package": python.get("package")}
 
 
+def _os_supported(profile, system):
+    supported = (profile.get("os") or {}).get(system.get("distribution")) or []
+    # Ubuntu releases are named 22.04; Debian's point releases (12.15) count as their major (12).
+    return system.get("distribution_version") in supported or system.get("distribution_major_version") in supported
+
+
+def _python_fix(profile, system, python):
+    """What to do when the profile's Python is missing: its package where the profile supports this
+    OS; otherwise no package name (it may not exist here, like python3.10-venv on Debian 12)."""
+    if _os_supported(profile, system):
+        return "install %s" % (python.get("package") or "it")
+    return "profile %s has no Python for %s %s; use a profile that supports this OS%s" % (
+        profile.get("name"), system.get("distribution"), system.get("distribution_version"),
+        "" if profile.get("name") == "current" else " (llmhost_stack=current)")
+
+
 def profile_checks(profile, system, topo):
     """The host against the selected stack profile. Checks with ``blocking`` set make site.yml stop."""
     if not profile:
@@ -121,9 +138,7 @@ def profile_checks(profile, system, topo):
     out = []
     name = profile.get("name")
     dist, version = system.get("distribution"), system.get("distribution_version")
-    supported = (profile.get("os") or {}).get(dist) or []
-    # Ubuntu releases are named 22.04; Debian's point releases (12.15) count as their major (12).
-    ok = version in supported or system.get("distribution_major_version") in supported
+    ok = _os_supported(profile, system)
     out.append(dict(_check("profile", "OS release", "; ".join("%s %s" % (d, "/".join(v)) for d, v in (profile.get("os") or {}).items()),
                            "%s %s" % (dist, version), PASS if ok else FAIL,
                            "" if ok else "profile %s does not support this OS: use one it lists%s" % (
@@ -165,7 +180,7 @@ def profile_checks(profile, system, topo):
     if py:
         ok = py in (system.get("pythons") or [])
         out.append(_check("profile", "Python for the venvs", py, ", ".join(system.get("pythons") or []) or "none",
-                          PASS if ok else WARN, "" if ok else "install %s" % (python.get("package") or "it")))
+                          PASS if ok else WARN, "" if ok else _python_fix(profile, system, python)))
     for w in profile.get("warnings") or []:
         out.append(_check("profile", "profile %s" % name, "", w, WARN, "llmhost_stack=current"))
     return out

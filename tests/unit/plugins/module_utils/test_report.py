@@ -59,6 +59,22 @@ def test_seed_profile_blocks_on_debian_and_warns_about_r535():
     assert by["OS release"]["status"] == "FAIL" and by["OS release"]["blocking"]
     assert "end of life in June 2026" in by["profile seed"]["have"]
     assert by["Python for the venvs"]["status"] == "WARN"
+    # Debian 12 has no python3.10-venv: the fix names the profile that fits, not a package that is not there
+    fix = by["Python for the venvs"]["fix"]
+    assert "python3.10" not in fix and "llmhost_stack=current" in fix
+
+
+def test_python_fix_names_the_package_where_the_profile_supports_the_os():
+    system = {"distribution": "Ubuntu", "distribution_version": "22.04", "pythons": ["3.12"]}
+    by = _by_item(report.profile_checks(_profile("seed"), system, topology.build()))
+    assert by["Python for the venvs"]["fix"] == "install python3.10-venv"
+
+
+def test_thp_fix_says_the_role_sets_it_live():
+    fact = {"thp": {"enabled": "always"}}
+    by = _by_item(report.tuning_checks(fact, {}, {}, "", ["transparent_hugepage=never"], {"thp": "never"}))
+    assert by["transparent huge pages"]["status"] == "WARN"
+    assert "live, no reboot needed" in by["transparent huge pages"]["fix"]
 
 
 def test_current_profile_on_the_h200_capture(h200x2):
