@@ -69,6 +69,8 @@ CASES = [
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--api-key", "sk-plain"]),
      "--api-key is set by the serving plan; use vllm_service_api_key"),
     ("vllm_service", dict(SERVE, vllm_service_env={"VLLM_API_KEY": "sk-plain"}), "vllm_service_env holds VLLM_API_KEY"),
+    ("vllm_service", dict(SERVE, vllm_service_env={"CUDA_VISIBLE_DEVICES": "1", "VLLM_ARGS": "--x"}),
+     "vllm_service_env sets CUDA_VISIBLE_DEVICES, VLLM_ARGS, which the serving plan or the unit sets"),
     ("quantize", {"quantize_state": "present", "quantize_group_size": 256, "model_path": "{tiny}"},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1 (per channel)"),
     ("quantize", {"quantize_state": "present", "model_path": "{gpt2}"},
