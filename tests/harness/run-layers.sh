@@ -81,6 +81,7 @@ trap 'cleanup' EXIT
 run_layer() { # $1 layer; output to $LOGS/$1.log, then printed whole (lanes never interleave lines)
   local layer=$1 t rc
   t=$EPOCHSECONDS
+  echo "--- +$((t - T0))s layer $layer started (log while it runs: $LOGS/$layer.log)" | flock "$RESULTS" cat
   ${CMD[$layer]} >"$LOGS/$layer.log" 2>&1 </dev/null; rc=$?
   printf '%s %s %s %s\n' "$layer" "$rc" "$((t - T0))" "$((EPOCHSECONDS - t))" >> "$RESULTS"
   { echo; echo "=============== layer: $layer (rc $rc, $((EPOCHSECONDS - t)) s) ==============="
