@@ -4,8 +4,10 @@ and the design card's GPUs given to the plan (2x RTX 4090, no P2P) -> two replic
 quantize role's AWQ output of the tiny test model.
 
 Skipped in the VM scenario, which leaves the kernel-independent serving layer to the container."""
+import base64
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -109,6 +111,52 @@ def test_unit_is_sandboxed(host):
     exposure = float(score.split("exposure level for vllm@0.service:")[1].split()[0])
     print("systemd-analyze security: %s" % score.strip())
     assert exposure <= 4.0, score
+
+
+PROBE_VENV = "/opt/llmhost/quantize/venv"  # the quantizer's venv: real torch from PyPI
+PROBE = Path(__file__).resolve().parent.parent / "files" / "sandbox_probe.py"
+
+
+def _run_probe_under_the_unit_sandbox(host, name, extra=""):
+    """Start a oneshot unit with exactly the [Service] sandbox of the live vllm@.service (its ExecStart,
+    restart and environment-file lines replaced) running sandbox_probe.py with real torch."""
+    unit = host.file("/etc/systemd/system/vllm@.service").content_string
+    service = unit.split("[Service]", 1)[1].split("[Install]", 1)[0]
+    drop = ("Type=", "ExecStart=", "Restart", "EnvironmentFile=", "TimeoutStartSec=")
+    kept = [line for line in service.splitlines() if not line.startswith(drop)]
+    # Docker's own seccomp profile denies set_mempolicy without CAP_SYS_NICE, to root too: probe it only
+    # where a process outside any unit may make the call.
+    outside = host.run("%s/bin/python -c %s" % (PROBE_VENV, _q(
+        "import ctypes; l = ctypes.CDLL(None, use_errno=True); raise SystemExit(l.syscall(238, 0, None, 0) != 0)")))
+    args = "29511" + ("" if outside.rc == 0 else " --no-mempolicy")
+    text = "[Service]\nType=oneshot\nExecStart=%s/bin/python /usr/local/lib/llmhost-test/sandbox_probe.py %s\n%s\n%s\n" % (
+        PROBE_VENV, args, "\n".join(kept), extra)
+    path = "/etc/systemd/system/%s.service" % name
+    host.run_test("mkdir -p /usr/local/lib/llmhost-test && echo %s | base64 -d > /usr/local/lib/llmhost-test/sandbox_probe.py"
+                  % base64.b64encode(PROBE.read_bytes()).decode())
+    host.run_test("echo %s | base64 -d > %s && systemctl daemon-reload" % (base64.b64encode(text.encode()).decode(), path))
+    result = host.run("timeout 300 systemctl start %s.service" % name)
+    log = host.run("journalctl --no-pager -o cat -u %s.service" % name).stdout
+    host.run("rm -f %s && systemctl daemon-reload && systemctl reset-failed %s.service" % (path, name))
+    return result.rc, log
+
+
+def test_real_torch_survives_the_unit_sandbox(host):
+    """Real vLLM imports torch, binds CPUs, sets NUMA policy, raises RLIMIT_NOFILE and spawns workers
+    that talk over gloo/NCCL; a seccomp rule against any of it kills the replica at start-up."""
+    if not host.file(PROBE_VENV + "/bin/python").exists:
+        pytest.fail("the quantizer's venv (real torch) is missing: the scenario sets quantize_state=present")
+    rc, log = _run_probe_under_the_unit_sandbox(host, "llmhost-sandbox-probe")
+    print(log[-2000:])
+    assert rc == 0 and "sandbox probe: ok" in log, log[-3000:]
+
+
+def test_a_tightened_sandbox_is_caught(host):
+    """The probe can fail: the same sandbox with sched_setaffinity denied again (as @resources did)."""
+    rc, log = _run_probe_under_the_unit_sandbox(host, "llmhost-sandbox-probe-tight", "SystemCallFilter=~sched_setaffinity")
+    print(log[-2000:])
+    assert rc != 0 and "sandbox probe: ok" not in log
+    assert "os.sched_setaffinity" in log and "PermissionError" in log, log[-3000:]
 
 
 def test_kill_9_brings_the_replica_back(host):
