@@ -17,7 +17,8 @@ def _run(tmp_path, stubs, **env):
         f.chmod(0o755)
     full = dict(os.environ, LLMHOST_HARNESS_STUBS=str(tmp_path), LLMHOST_LAYERS=" ".join(stubs),
                 LLMHOST_TEST_CACHE=str(tmp_path / "cache"), TMPDIR=str(tmp_path), **env)
-    full.pop("LLMHOST_ALLOW_SKIP", None)
+    for name in [k for k in full if k.startswith(("LLMHOST_ALLOW_SKIP", "LLMHOST_SERIAL", "LLMHOST_BUDGET_"))]:
+        del full[name]  # the caller's own run (LLMHOST_SERIAL=1 make test) must not leak into these
     full.update(env)
     proc = subprocess.run(["bash", str(RUN)], capture_output=True, text=True, env=full, timeout=60, check=False)
     rows = {}
