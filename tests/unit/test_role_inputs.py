@@ -155,3 +155,39 @@ def test_bad_input_fails_early_naming_the_variable(request, tmp_path, role, extr
     assert proc.returncode == 2, out[-3000:]
     assert words in " ".join(out.split()), out[-3000:]
     assert "changed=0" in out
+
+
+FIRST_PLAY = [
+    ({"vllm_service_extra_args": ["--definitely-not-a-vllm-flag"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: --definitely-not-a-vllm-flag is not an option of vllm serve in vLLM 0.33.0"),
+    ({"vllm_service_extra_args": ["--max-model-len=4096"], "model_revision": "0" * 40},
+     "--max-model-len is set by the serving plan; use vllm_service_max_model_len"),
+    ({"vllm_service_env": {"NCCL_P2P_DISABLE": "0"}, "model_revision": "0" * 40},
+     "vllm_service_env sets NCCL_P2P_DISABLE"),
+    ({}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=: a hub download needs"),
+    ({"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny"),
+]
+
+
+@pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])
+def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
+    """The real site playbook, a real run (not --check) with no GPU and no model: the input checks stop it in
+    the first play, 0 changed. `--tags none-such` keeps every role's work out of it even if a check were lost;
+    the checks are tagged `always`, so they run whatever tags are chosen."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("vllm_hosts:\n  hosts:\n    localhost:\n      ansible_connection: local\n"
+                         "      ansible_python_interpreter: %s\n" % sys.executable)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_RETRY_FILES_ENABLED="0")
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "site.yml"),
+         "--tags", "none-such", "-e", json.dumps(dict(extra, llmhost_stack="current"))],
+        capture_output=True, text=True, env=env, timeout=300, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    assert words in " ".join(out.split()), out[-3000:]
+    plays = [line for line in out.splitlines() if line.startswith("PLAY [")]
+    assert len(plays) == 1 and "before changing anything" in plays[0], plays
+    assert "changed=0" in out

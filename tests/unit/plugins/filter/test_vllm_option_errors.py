@@ -1,0 +1,33 @@
+"""vllm_option_errors: the serving plan's option check, as a filter the first play can run."""
+import json
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.llmhost.vllm.plugins.filter.vllm_option_errors import vllm_option_errors
+
+TABLES = Path(__file__).resolve().parents[4] / "roles" / "vllm_service" / "files" / "vllm-options"
+
+
+@pytest.fixture(params=["0.6.3", "0.33.0"])
+def table(request):
+    return json.loads((TABLES / ("%s.json" % request.param)).read_text())
+
+
+def test_good_options_pass(table):
+    assert vllm_option_errors(["--enable-prefix-caching"], table, "vllm_service_extra_args") == []
+
+
+def test_unknown_and_owned_options_are_named(table):
+    errors = vllm_option_errors(["--definitely-not-a-vllm-flag", "--port", "9"], table, "vllm_service_extra_args")
+    assert any("--definitely-not-a-vllm-flag is not an option of vllm serve in vLLM %s" % table["vllm_version"] in e
+               for e in errors)
+    assert any("--port is set by the serving plan; use vllm_service_base_port" in e for e in errors)
+
+
+def test_bad_shapes_are_refused(table):
+    with pytest.raises(AnsibleFilterError, match="vllm_service_extra_args must be a list"):
+        vllm_option_errors("--enable-prefix-caching", table, "vllm_service_extra_args")
+    with pytest.raises(AnsibleFilterError, match="no 'options'"):
+        vllm_option_errors([], {"vllm_version": "x"}, "vllm_service_extra_args")
