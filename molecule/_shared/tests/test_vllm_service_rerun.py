@@ -1,0 +1,126 @@
+"""Re-runs on the converged container host, as a user re-tunes one part: the site playbook with one
+role's tag, alone. Runs last (file name), since it changes the serving configuration and puts it back.
+
+- A configuration change through `--tags vllm_service` restarts the two replicas one at a time while a
+  bounded request loop on the host asks both for completions: at every moment one of them answers.
+- Every role's tag, alone, on the converged host: 0 changed, 0 failed (what a role needs from an earlier
+  one it reads from the host: the model's and quantizer's local facts, deterministic paths).
+
+Container scenario only (the VM converges only the kernel-bound tags)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+API_KEY = "test-key-of-the-molecule-scenario"
+ROLE_TAGS = ["kernel", "nvidia_driver", "cuda_toolkit", "system_tuning", "gpu_tuning",
+             "vllm_install", "model", "quantize", "vllm_service"]
+LOOP_MAX_SECONDS = 240
+
+# Runs on the host: each tick asks replica 0 and replica 1 for one completion (2 s timeout each),
+# until /run/llmhost-loop.stop appears or LOOP_MAX_SECONDS pass; writes what it saw as JSON.
+LOOP = r"""
+import json, os, sys, time, urllib.request
+key, limit, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+body = json.dumps({"model": "qwen-test", "prompt": "hi", "max_tokens": 2}).encode()
+def ask(port):
+    req = urllib.request.Request("http://127.0.0.1:%d/v1/completions" % port, data=body)
+    req.add_header("Authorization", "Bearer " + key); req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=2) as r:
+            return r.status == 200 and bool(json.loads(r.read())["choices"])
+    except Exception:
+        return False
+ticks, t0 = [], time.monotonic()
+while time.monotonic() - t0 < limit and not os.path.exists("/run/llmhost-loop.stop"):
+    ticks.append([round(time.monotonic() - t0, 2), ask(8000), ask(8001)])
+    time.sleep(0.05)
+tmp = out + ".tmp"
+json.dump(ticks, open(tmp, "w")); os.replace(tmp, out)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("re-runs by tag are tested in the container scenario")
+
+
+def playbook(*args):
+    """Run the scenario's converge (the real site playbook) again; returns (changed, failed, output)."""
+    project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+           str(project / "molecule/_shared/converge.yml"), *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    out = run.stdout + run.stderr
+    recap = re.search(r"llmhost-ctr\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out)
+    assert recap, out[-3000:]
+    return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
+
+
+def _wait_serving(host):
+    host.run_test("systemctl start vllm@0.service vllm@1.service")
+    for _ in range(60):
+        if all(host.run("python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:%d/health\", "
+                        "timeout=2)'" % p).rc == 0 for p in (8000, 8001)):
+            return
+        time.sleep(1)
+    pytest.fail("the replicas do not serve before the re-run test")
+
+
+def _change_under_load(host, *args):
+    """Run the playbook while the loop asks both replicas; returns (changed, ticks)."""
+    host.run_test("rm -f /run/llmhost-loop.stop /run/llmhost-loop.json && mkdir -p /usr/local/lib/llmhost-test")
+    host.run_test("cat > /usr/local/lib/llmhost-test/loop.py <<'EOF'\n%sEOF" % LOOP)
+    host.run_test("systemd-run --unit=llmhost-loop --collect /usr/bin/python3 /usr/local/lib/llmhost-test/loop.py "
+                  "%s %d /run/llmhost-loop.json" % (API_KEY, LOOP_MAX_SECONDS))
+    time.sleep(1)
+    try:
+        changed, failed, out = playbook("--tags", "vllm_service", *args)
+    finally:
+        host.run("touch /run/llmhost-loop.stop")
+        for _ in range(30):
+            if host.file("/run/llmhost-loop.json").exists:
+                break
+            time.sleep(1)
+    assert failed == 0, out[-4000:]
+    ticks = json.loads(host.file("/run/llmhost-loop.json").content_string)
+    return changed, ticks, out
+
+
+def _report(ticks):
+    down = {0: sum(1 for t in ticks if not t[1]), 1: sum(1 for t in ticks if not t[2])}
+    neither = [t[0] for t in ticks if not t[1] and not t[2]]
+    print("request loop: %d ticks over %.1f s; failed requests: replica 0 %d, replica 1 %d; moments with no replica "
+          "answering: %d" % (len(ticks), ticks[-1][0] if ticks else 0, down[0], down[1], len(neither)))
+    return down, neither
+
+
+def test_a_change_restarts_the_replicas_one_at_a_time(host):
+    _wait_serving(host)
+    changed, ticks, out = _change_under_load(
+        host, "-e", json.dumps({"vllm_service_env": {"VLLM_STANDIN_LOAD_SECONDS": "1", "LLMHOST_TEST_ROUND": "2"}}))
+    assert changed >= 2, out[-4000:]                      # both replicas' environment files
+    assert "LLMHOST_TEST_ROUND" in host.file("/etc/llmhost/vllm/1.env").content_string
+    down, neither = _report(ticks)
+    assert down[0] > 0 and down[1] > 0, "the loop never saw a replica restart: %s" % ticks[:5]
+    assert not neither, "no replica answered at %s s" % neither[:10]
+    # The way back (the scenario's own configuration) is rolled out the same way.
+    changed, ticks, out = _change_under_load(host)
+    assert changed >= 2 and "LLMHOST_TEST_ROUND" not in host.file("/etc/llmhost/vllm/1.env").content_string
+    down, neither = _report(ticks)
+    assert down[0] > 0 and down[1] > 0 and not neither
+
+
+@pytest.mark.parametrize("tag", ROLE_TAGS)
+def test_each_role_tag_alone_changes_nothing(tag):
+    t0 = time.monotonic()
+    changed, failed, out = playbook("--tags", tag)
+    print("--tags %s: changed=%d in %.0f s" % (tag, changed, time.monotonic() - t0))
+    assert failed == 0, out[-4000:]
+    assert changed == 0, out[-6000:]
