@@ -27,7 +27,8 @@ def main(version, table, metrics, out):
         "vllm/options.json": open(table, "rb").read(),
         "vllm/metric-names.txt": open(metrics, "rb").read(),
         dist + "/METADATA": ("Metadata-Version: 2.1\nName: vllm\nVersion: %s\n"
-                             "Summary: STAND-IN of vllm serve for tests without a GPU\n" % version).encode(),
+                             "Summary: STAND-IN of vllm serve for tests without a GPU\n"
+                             "Requires-Dist: torch\n" % version).encode(),
         dist + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: llmhost-standin\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
         dist + "/entry_points.txt": b"[console_scripts]\nvllm = vllm.standin:main\n",
     }

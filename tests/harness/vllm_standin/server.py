@@ -8,7 +8,12 @@ needs strictness:
     the role validates against), so an option the real parser would refuse makes it exit 2;
   - it serves /health, /v1/models, /v1/completions and /metrics, the last with vLLM's real metric
     names for that version; /v1/* require the API key from VLLM_API_KEY when it is set;
-  - on SIGTERM it drains: no new requests, in-flight ones finish, exit within --shutdown-timeout.
+  - on SIGTERM it drains: no new requests, in-flight ones finish, exit within --shutdown-timeout;
+  - before it listens it does the process-level start-up work of the real server with the real torch
+    of its venv (startup_work below): it imports torch, pins threads to CPUs, spawns a worker through
+    torch.multiprocessing, joins it in a gloo process group over loopback and all-reduces through it,
+    and shares a tensor through shared memory. A sandbox that kills or refuses any of it stops the
+    stand-in as it would stop vLLM (exit 3), so the unit's sandbox is tried by real library code.
 It generates no text: completions return a fixed string."""
 import argparse
 import json
@@ -135,6 +140,53 @@ class Handler(BaseHTTPRequestHandler):
                 State.inflight -= 1
 
 
+def _worker(rank, port, shared):
+    """The spawned worker: rank 1 of a gloo group over loopback, as vLLM's engine core joins its group."""
+    import torch
+    import torch.distributed as dist
+    os.sched_setaffinity(0, os.sched_getaffinity(0))
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=2)
+    t = torch.ones(4)
+    dist.all_reduce(t)
+    shared += t  # written through shared memory, read by the parent
+    dist.destroy_process_group()
+
+
+def startup_work():
+    """Real torch, affinity, spawn, gloo and shared memory, as vLLM does before it listens."""
+    import socket
+
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as tmp
+    cpus = sorted(os.sched_getaffinity(0))
+    pinned = []
+
+    def pin(cpu):
+        os.sched_setaffinity(0, {cpu})  # per thread, as an OpenMP pool pins its threads
+        pinned.append(cpu)
+    threads = [threading.Thread(target=pin, args=(c,)) for c in cpus[:2]]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    torch.set_num_threads(max(1, len(cpus) // 2))
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    shared = torch.zeros(4).share_memory_()
+    ctx = tmp.get_context("spawn")
+    child = ctx.Process(target=_worker, args=(1, port, shared))
+    child.start()
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=0, world_size=2)
+    t = torch.ones(4)
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+    child.join(60)
+    if child.exitcode != 0 or float(t.sum()) != 8.0 or float(shared.sum()) != 8.0:
+        raise RuntimeError("worker exit %s, all_reduce %s, shared %s" % (child.exitcode, t.tolist(), shared.tolist()))
+    return "torch %s; threads pinned to CPUs %s; spawned worker joined a gloo group (all_reduce %s); shared memory %s" % (
+        torch.__version__, sorted(pinned), t.tolist(), shared.tolist())
+
+
 def main(argv=None):
     global ARGS, SERVED, METRICS
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -154,6 +206,11 @@ def main(argv=None):
     if cache:  # the real server keeps its torch.compile cache here
         os.makedirs(os.path.join(cache, "torch_compile_cache"), exist_ok=True)
     print("INFO stand-in vLLM %s: loading %s (%s)" % (VERSION, ARGS.model_tag, " ".join(argv[1:])), flush=True)
+    try:
+        print("INFO stand-in: start-up work done: %s" % startup_work(), flush=True)
+    except Exception as exc:  # what vLLM would die of; the unit's Restart= and the tests see it
+        print("ERROR stand-in: start-up work failed: %s: %s" % (type(exc).__name__, exc), flush=True)
+        return 3
     time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
     server = ThreadingHTTPServer((ARGS.host or "0.0.0.0", int(ARGS.port or 8000)), Handler)
     server.daemon_threads = True
