@@ -166,6 +166,15 @@ FIRST_PLAY = [
      "vllm_service_env sets NCCL_P2P_DISABLE"),
     ({}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=: a hub download needs"),
     ({"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny"),
+    # every other role's types and choices (its validate entry point's argument spec) and pure checks
+    ({"kernel_reboot_ok": "perhaps", "model_revision": "0" * 40}, "kernel_reboot_ok"),
+    ({"nvidia_driver_replace": "maybe", "model_revision": "0" * 40}, "nvidia_driver_replace"),
+    ({"cuda_toolkit_state": "maybe", "model_revision": "0" * 40}, "cuda_toolkit_state must be one of: auto, present, skip"),
+    ({"system_tuning_thp": "sometimes", "model_revision": "0" * 40}, "system_tuning_thp"),
+    ({"gpu_tuning_graphics_clocks": "fast", "model_revision": "0" * 40}, "gpu_tuning_graphics_clocks=fast"),
+    ({"vllm_install_method": "conda", "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
+    ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
+     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
 ]
 
 
