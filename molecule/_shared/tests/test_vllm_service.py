@@ -83,6 +83,9 @@ def test_one_replica_per_gpu_serves_with_the_key(host, unit, port, gpu):
     assert code == 200 and json.loads(body)["choices"]
     code, metrics = curl(host, "/metrics", port)
     assert code == 200 and "vllm:num_requests_running" in metrics and "vllm:kv_cache_usage_perc" in metrics
+    # the stand-in did vLLM's process-level start-up with real torch inside the unit's sandbox
+    log = host.run("journalctl --no-pager -o cat -u %s" % unit).stdout
+    assert "start-up work done: torch 2.14.0" in log and "gloo group (all_reduce [2.0, 2.0, 2.0, 2.0])" in log, log[-2000:]
 
 
 def test_secrets_stay_out_of_argv_unit_and_journal(host):
