@@ -64,6 +64,10 @@ CASES = [
      "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
     ("vllm_service", dict(SERVE, vllm_service_max_model_len=65536),
      "vllm_service_max_model_len=65536 is beyond the model's max_position_embeddings (32768)"),
+    # check mode before the fetch: no config.json at the served path, the plan is made from model_config
+    ("vllm_service", dict(SERVE, vllm_service_model_path="/nonexistent/Qwen2.5-3B-Instruct", model_config=QWEN25_3B,
+                          vllm_service_max_model_len=65536),
+     "vllm_service_max_model_len=65536 is beyond the model's max_position_embeddings (32768)"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--swap-space", "4"]),
      "vllm_service_extra_args: --swap-space is not an option of vllm serve in vLLM 0.33.0"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--api-key", "sk-plain"]),
@@ -166,6 +170,7 @@ FIRST_PLAY = [
      "vllm_service_env sets NCCL_P2P_DISABLE"),
     ({}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=: a hub download needs"),
     ({"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny"),
+    ({"llmhost_stack": "legacy", "model_revision": "0" * 40}, "llmhost_stack"),
     # every other role's types and choices (its validate entry point's argument spec) and pure checks
     ({"kernel_reboot_ok": "perhaps", "model_revision": "0" * 40}, "kernel_reboot_ok"),
     ({"nvidia_driver_replace": "maybe", "model_revision": "0" * 40}, "nvidia_driver_replace"),
@@ -192,7 +197,7 @@ def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_RETRY_FILES_ENABLED="0")
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "site.yml"),
-         "--tags", "none-such", "-e", json.dumps(dict(extra, llmhost_stack="current"))],
+         "--tags", "none-such", "-e", json.dumps(dict({"llmhost_stack": "current"}, **extra))],
         capture_output=True, text=True, env=env, timeout=300, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out[-3000:]
