@@ -14,11 +14,13 @@ LOG=$FINAL/sandbox-proof.log
 exec > >(tee -a "$LOG") 2>&1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 SITE=/opt/llmhost-proof/site   # not under /tmp: the unit's PrivateTmp hides it
-SB="python3 $REPO/tests/device/unit_sandbox.py"
+SB=(python3 "$REPO/tests/device/unit_sandbox.py")
 say() { echo "=== $(date +%T) $*"; }
 
 say "machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; uname -r
-cp /proc/devices "$FINAL/proc-devices.txt"; ls -l /dev/nvidia* /dev/nvidia-caps 2>/dev/null | tee "$FINAL/dev-nvidia.txt"
+cp /proc/devices "$FINAL/proc-devices.txt"
+# shellcheck disable=SC2012  # the listing itself is the record (majors, minors, modes)
+ls -l /dev/nvidia* /dev/nvidia-caps 2>/dev/null | tee "$FINAL/dev-nvidia.txt"
 
 if [ ! -f $SITE/.done ]; then
   say "unpack vLLM 0.25.0 and its wheels"
@@ -33,11 +35,11 @@ chmod -R a+rX /srv/llmhost-proof
 export PYTHONPATH=$SITE
 
 say "negative control: the unit before the fix (@resources denied, no SystemCallErrorNumber: KILL)"
-$SB run "$REPO/.dev/sandbox-spec-old.json" -- python3 -c "import torch; print('torch imported', torch.__version__)"
+"${SB[@]}" run "$REPO/.dev/sandbox-spec-old.json" -- python3 -c "import torch; print('torch imported', torch.__version__)"
 echo "rc=$? (159 = killed by SIGSYS)"
 
 say "torch, CUDA, NCCL-style affinity and shared memory under the unit's sandbox"
-$SB run "$REPO/.dev/sandbox-spec.json" -- python3 - <<'PY'
+"${SB[@]}" run "$REPO/.dev/sandbox-spec.json" -- python3 - <<'PY'
 import os, torch, multiprocessing.shared_memory as shm
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0))
 x = torch.ones(1 << 20, device="cuda"); print("sum on GPU", float(x.sum()))
@@ -60,7 +62,7 @@ echo "rc=$?"
 
 say "vllm serve under the unit's sandbox"
 export VLLM_API_KEY=device-proof-key
-setsid $SB run "$REPO/.dev/sandbox-spec.json" -- python3 -m vllm.entrypoints.cli.main serve $MODEL \
+setsid "${SB[@]}" run "$REPO/.dev/sandbox-spec.json" -- python3 -m vllm.entrypoints.cli.main serve "$MODEL" \
   --load-format dummy --served-model-name qwen3-4b-shape --host 127.0.0.1 --port 8000 \
   --max-model-len 8192 --gpu-memory-utilization 0.85 --shutdown-timeout 60 > "$FINAL/serve.log" 2>&1 &
 PID=$!
@@ -116,4 +118,5 @@ print(json.dumps(res, indent=1)); json.dump(res, open(out, "w"), indent=1)
 PY
 wait $PID; echo "vllm rc=$?"
 grep -iE "sandbox|error|Traceback|EPERM|Operation not permitted|SIGSYS" "$FINAL/serve.log" | head -40
+# shellcheck disable=SC2012  # a listing for the log
 ls -la /var/cache/vllm | head; du -sh /var/cache/vllm/* 2>/dev/null

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The vllm@.service sandbox without systemd as PID 1, for the device proof (tests/device/sandbox_proof.sh).
 
 The lent GPU machines have no systemd, so this applies what the unit's [Service] section asks for by hand:
@@ -69,11 +68,14 @@ def effective_syscalls(filter_values, expand):
     return allowed
 
 
-def systemd_expand(name, _cache={}):
+_GROUPS = {}
+
+
+def systemd_expand(name):
     """Calls of a group through systemd-analyze, nested groups expanded."""
     if not name.startswith("@"):
         return [name]
-    if name not in _cache:
+    if name not in _GROUPS:
         out = subprocess.run(["systemd-analyze", "syscall-filter", "--no-pager", name],
                              capture_output=True, text=True, check=True).stdout
         calls = []
@@ -82,14 +84,17 @@ def systemd_expand(name, _cache={}):
             if not item or item.startswith("#"):
                 continue
             calls.extend(systemd_expand(item) if item.startswith("@") else [item])
-        _cache[name] = calls
-    return _cache[name]
+        _GROUPS[name] = calls
+    return _GROUPS[name]
 
 
 def make_spec(unit_text):
     lines = service_lines(unit_text)
-    values = lambda key: [v for k, v in lines if k == key]  # noqa: E731
-    version = subprocess.run(["systemctl", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+
+    def values(key):
+        return [v for k, v in lines if k == key]
+    version = subprocess.run(["systemctl", "--version"], capture_output=True, text=True,
+                             check=False).stdout.split("\n")[0]
     env = {}
     for value in values("Environment"):
         for pair in shlex.split(value):
@@ -154,7 +159,7 @@ def sandbox_mounts(spec):
     for mp in _mountpoints():
         if mp in keep_rw or mp.startswith(("/proc", "/dev", "/sys")):
             continue
-        subprocess.run(["mount", "-o", "remount,bind,ro", mp], capture_output=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", mp], capture_output=True, check=False)  # some refuse: fine
     # ProtectKernelTunables / ProtectControlGroups
     _mount("--bind", "/proc/sys", "/proc/sys")
     _mount("-o", "remount,bind,ro", "/proc/sys")
@@ -184,7 +189,7 @@ def private_dev(spec):
     for name, st in nodes:
         os.mknod("/dev/" + name, 0o666 | 0o020000, st.st_rdev)
         os.chmod("/dev/" + name, st.st_mode & 0o777)
-    return sorted(name for name, _ in nodes), sorted(majors)
+    return sorted(name for name, _st in nodes), sorted(majors)
 
 
 def drop_privileges(user):
@@ -246,8 +251,8 @@ def run(spec_path, cmd):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "USER": pw.pw_name,
            "HOME": pw.pw_dir, "LOGNAME": pw.pw_name}
     env.update(spec["environment"])
-    env.update({k: v for k, v in os.environ.items() if k.startswith(("SANDBOX_PASS_", "PYTHONPATH", "VLLM_API_KEY",
-                                                                   "NCCL_", "TORCH_SYMM", "NVSHMEM_"))})
+    passed = ("SANDBOX_PASS_", "PYTHONPATH", "VLLM_API_KEY", "NCCL_", "TORCH_SYMM", "NVSHMEM_")
+    env.update({k: v for k, v in os.environ.items() if k.startswith(passed)})
     unknown = load_seccomp(spec, pyseccomp)
     print(json.dumps({"sandbox": "applied", "uid": os.getuid(), "devices": nodes, "allowed_majors": majors,
                       "allowed_calls": len(spec["allow"]), "not_on_this_arch": unknown, "errno": spec["errno"],

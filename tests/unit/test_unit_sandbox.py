@@ -35,7 +35,9 @@ def service_values(key):
 def test_allow_list_semantics_follow_systemd():
     groups = {"@default": ["read", "exit"], "@system-service": ["read", "open", "nice", "setrlimit", "mount"],
               "@resources": ["nice", "setrlimit"], "@mount": ["mount"]}
-    expand = lambda name: groups.get(name, [name])  # noqa: E731
+
+    def expand(name):
+        return groups.get(name, [name])
     got = unit_sandbox.effective_syscalls(["@system-service", "~@resources @mount", "setrlimit"], expand)
     assert got == {"read", "exit", "open", "setrlimit"}
     with pytest.raises(ValueError):
@@ -76,7 +78,7 @@ def test_device_allow_reaches_every_nvidia_node_of_a_real_driver():
     by tests/device/sandbox_proof.sh, which then served real vLLM with exactly these nodes."""
     allowed = unit_sandbox.allowed_majors(service_values("DeviceAllow"), (DEVICE / "proc-devices.txt").read_text())
     nodes = _nodes((DEVICE / "dev-nvidia.txt").read_text())
-    assert {"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"} <= {n for n, _ in nodes}
+    assert {"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"} <= {name for name, _major in nodes}
     missing = [(n, m) for n, m in nodes if m not in allowed]
     assert not missing, "nodes DeviceAllow does not reach: %s" % missing
 
