@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
-for h in dockerd acng nvrepo; do "$HARNESS_DIR/$h.sh" stop >/dev/null 2>&1 || true; done
+for h in dockerd acng nvrepo hfhub; do "$HARNESS_DIR/$h.sh" stop >/dev/null 2>&1 || true; done
 [ -d "$LLMHOST_TEST_CACHE" ] || exit 0
 # deepest first: dockerd's netns and overlay mounts, which make rm fail with "Device or resource busy"
 awk -v root="$LLMHOST_TEST_CACHE/" 'index($2, root) == 1 {print $2}' /proc/self/mounts | sort -r |

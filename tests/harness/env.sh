@@ -11,6 +11,9 @@ export LLMHOST_TEST_SUITE=${LLMHOST_TEST_SUITE:-bookworm}
 export LLMHOST_ACNG_PORT=${LLMHOST_ACNG_PORT:-3142}
 # stand-in of NVIDIA's CUDA apt repository (nvrepo.py), on loopback too.
 export LLMHOST_NVREPO_PORT=${LLMHOST_NVREPO_PORT:-3143}
+# stand-in of the Hugging Face Hub (hfhub.py), on loopback too, and the repositories it serves.
+export LLMHOST_HFHUB_PORT=${LLMHOST_HFHUB_PORT:-3144}
+export LLMHOST_HFHUB_ROOT=${LLMHOST_HFHUB_ROOT:-$LLMHOST_TEST_CACHE/hfhub/root}
 export LLMHOST_DOCKER_ROOT=${LLMHOST_DOCKER_ROOT:-$LLMHOST_TEST_CACHE/docker}
 export DOCKER_HOST=${DOCKER_HOST:-unix://$LLMHOST_DOCKER_ROOT/docker.sock}
 export LLMHOST_SSH_KEY=${LLMHOST_SSH_KEY:-$LLMHOST_TEST_CACHE/ssh/id_ed25519}
@@ -35,4 +38,23 @@ take_lock() {
   mkdir -p "$LLMHOST_TEST_CACHE/locks"
   exec 9>"$LLMHOST_TEST_CACHE/locks/$1.lock"
   flock 9
+}
+
+# A loopback server of the harness (the NVIDIA repository and Hugging Face Hub stand-ins), started once.
+port_up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# usage: server_start NAME PORT DIR COMMAND...   (pid file and serve.log in DIR; waits up to 10 s for PORT)
+# The caller holds its lock (take_lock), so two lanes start one server.
+server_start() {
+  local name=$1 port=$2 dir=$3; shift 3
+  if port_up "$port"; then log "$name already answers on port $port"; return 0; fi
+  mkdir -p "$dir"
+  setsid "$@" </dev/null >"$dir/serve.log" 2>&1 9>&- &
+  echo $! > "$dir/pid"
+  for _ in $(seq 40); do port_up "$port" && { log "$name up on 127.0.0.1:$port"; return 0; }; sleep 0.25; done
+  log "$name did not start"; cat "$dir/serve.log" >&2; return 1
+}
+# usage: server_stop DIR
+server_stop() {
+  if [ -f "$1/pid" ]; then kill "$(cat "$1/pid")" 2>/dev/null || true; fi
+  rm -f "$1/pid"
 }

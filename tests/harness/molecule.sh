@@ -19,10 +19,14 @@ fi
 case "$scenario" in
   container)
     "$HARNESS_DIR/dockerd.sh" start
+    "$HARNESS_DIR/hfhub.sh" start
     LLMHOST_CONTAINER_IMAGE=$("$HARNESS_DIR/images.sh" container); export LLMHOST_CONTAINER_IMAGE
     # the quantizer's wheels (current profile, Python 3.11 of Debian 12), mounted into the container
     LLMHOST_QUANTIZE_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt")
-    export LLMHOST_QUANTIZE_WHEELS ;;
+    export LLMHOST_QUANTIZE_WHEELS
+    # and the seed profile's (AutoAWQ), resolved for Python 3.11 too: a verify test quantizes with it
+    LLMHOST_SEED_QUANTIZE_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/seed-autoawq-py311.txt")
+    export LLMHOST_SEED_QUANTIZE_WHEELS ;;
   vm)
     LLMHOST_VM_IMAGE=$("$HARNESS_DIR/images.sh" vm); export LLMHOST_VM_IMAGE
     LLMHOST_QEMU_ACCEL=$("$HARNESS_DIR/images.sh" accel); export LLMHOST_QEMU_ACCEL ;;

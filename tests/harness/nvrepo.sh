@@ -6,21 +6,13 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 D=$LLMHOST_TEST_CACHE/nvrepo
 R=$D/repo-$(recipe_hash "$HARNESS_DIR/nvrepo.py")
-up() { (exec 3<>"/dev/tcp/127.0.0.1/$LLMHOST_NVREPO_PORT") 2>/dev/null; }
 case "${1:-}" in
   path) python3 "$HARNESS_DIR/nvrepo.py" build "$R" ;;
   start)
     take_lock nvrepo
-    if up; then log "test NVIDIA repository already answers on port $LLMHOST_NVREPO_PORT"; exit 0; fi
-    mkdir -p "$D"
-    python3 "$HARNESS_DIR/nvrepo.py" build "$R" >/dev/null
-    setsid python3 "$HARNESS_DIR/nvrepo.py" serve "$R" "$LLMHOST_NVREPO_PORT" </dev/null >"$D/serve.log" 2>&1 9>&- &
-    echo $! > "$D/pid"
-    for _ in $(seq 40); do up && { log "test NVIDIA repository up on 127.0.0.1:$LLMHOST_NVREPO_PORT"; exit 0; }; sleep 0.25; done
-    log "test NVIDIA repository did not start"; cat "$D/serve.log" >&2; exit 1 ;;
-  stop)
-    if [ -f "$D/pid" ]; then kill "$(cat "$D/pid")" 2>/dev/null || true; fi
-    rm -f "$D/pid" ;;
-  status) up ;;
+    if ! port_up "$LLMHOST_NVREPO_PORT"; then mkdir -p "$D"; python3 "$HARNESS_DIR/nvrepo.py" build "$R" >/dev/null; fi
+    server_start "test NVIDIA repository" "$LLMHOST_NVREPO_PORT" "$D" python3 "$HARNESS_DIR/nvrepo.py" serve "$R" "$LLMHOST_NVREPO_PORT" ;;
+  stop) server_stop "$D" ;;
+  status) port_up "$LLMHOST_NVREPO_PORT" ;;
   *) echo "usage: $0 start|stop|status|path" >&2; exit 2 ;;
 esac

@@ -48,7 +48,7 @@ set -m  # job control: each lane runs in a process group of its own, so clean-up
 # --- clean-up: whatever this run started stops when it ends, passed, failed or interrupted -------
 # Matched by this checkout's own paths, so another run's QEMU or helpers are left alone.
 HARNESS_PROCS="qemu-system.*(${XDG_CACHE_HOME:-$HOME/.cache}/molecule/$(basename "$REPO_ROOT")/vm/|${LLMHOST_TEST_CACHE}/images/)"
-HARNESS_PROCS+="|apt-cacher-ng -c ${LLMHOST_TEST_CACHE}/|dockerd --data-root ${LLMHOST_DOCKER_ROOT}/|nvrepo.py serve ${LLMHOST_TEST_CACHE}/"
+HARNESS_PROCS+="|apt-cacher-ng -c ${LLMHOST_TEST_CACHE}/|dockerd --data-root ${LLMHOST_DOCKER_ROOT}/|nvrepo.py serve ${LLMHOST_TEST_CACHE}/|hfhub.py serve ${LLMHOST_HFHUB_ROOT}"
 before=" $(pgrep -d ' ' -f "$HARNESS_PROCS" 2>/dev/null) "
 started_helpers=()
 lane_pids=()
@@ -99,16 +99,17 @@ if has molecule-container; then kinds+=(container); fi
 if has molecule-vm; then kinds+=(vm); fi
 if [ -z "$STUBS" ] && [ ${#kinds[@]} -gt 0 ]; then "$H/host-deps.sh" "${kinds[@]}" || setup_rc=$?; fi
 if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && { has molecule-container || has molecule-vm; }; then
-  helpers=(acng nvrepo); if has molecule-container; then helpers+=(dockerd); fi
+  helpers=(acng nvrepo); if has molecule-container; then helpers+=(dockerd hfhub); fi
   for h in "${helpers[@]}"; do
     if ! "$H/$h.sh" status; then "$H/$h.sh" start || { setup_rc=$?; break; }; started_helpers+=("$h"); fi
   done
 fi
 printf '%s %s %s %s\n' setup "$setup_rc" 0 "$((EPOCHSECONDS - t))" >> "$RESULTS"
 if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && has molecule-container; then
-  # The container image and the quantizer's wheels (GBs) download while lint, sanity and unit run;
+  # The container image and the quantizers' wheels (GBs) download while lint, sanity and unit run;
   # the scenario takes the same locks, so it waits for them rather than fetching twice.
-  ( "$H/images.sh" container && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt" ) \
+  ( "$H/images.sh" container && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt" \
+    && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/seed-autoawq-py311.txt" ) \
     >"$LOGS/prefetch.log" 2>&1 </dev/null &
   lane_pids+=($!)
 fi

@@ -81,13 +81,17 @@ def test_profile_pins_agree_with_their_locks(profile):
 
 
 def test_the_standin_torch_is_the_quantizer_locks_torch():
-    """The container scenario's stand-in vllm starts up with real torch: the very versions of the quantizer's
-    lock, whose wheels the harness holds offline (molecule/_shared/files/standin-vllm-lock.txt)."""
+    """The container scenario's stand-in vllm starts up with real torch, and fetches the model with real
+    huggingface_hub: the very versions of the quantizer's lock, whose wheels the harness holds offline
+    (molecule/_shared/files/standin-vllm-lock.txt). The unit tests of the fetch worker use the same
+    huggingface_hub (requirements/dev.txt)."""
     def pins(path):
         lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
         return dict(line.split("==") for line in lines if "==" in line)
     root = Path(__file__).resolve().parents[2]
     standin = pins(root / "molecule/_shared/files/standin-vllm-lock.txt")
     quantizer = pins(root / "roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt")
-    assert standin.pop("vllm") == "0.33.0" and "torch" in standin
+    assert standin.pop("vllm") == "0.33.0" and "torch" in standin and "huggingface-hub" in standin
     assert {name: quantizer.get(name) for name in standin} == standin
+    dev = {k.lower().replace("_", "-"): v for k, v in pins(root / "requirements/dev.txt").items()}
+    assert dev["huggingface-hub"] == standin["huggingface-hub"]

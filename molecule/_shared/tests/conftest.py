@@ -1,5 +1,10 @@
 """Helpers shared by the testinfra checks of every Molecule scenario."""
+import json
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +33,32 @@ def container_scope(kernel_tier):
     """Skips a check of work that the vm scenario does not converge."""
     if kernel_tier:
         pytest.skip(IN_CONTAINER_ONLY)
+
+
+def _playbook(*args):
+    """Run the scenario's converge (the real site playbook) again; returns (changed, failed, output)."""
+    project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+           str(project / "molecule/_shared/converge.yml"), *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+    out = run.stdout + run.stderr
+    recap = re.search(r"llmhost-ctr\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out)
+    assert recap, out[-3000:]
+    return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
+
+
+@pytest.fixture
+def playbook():
+    """The site playbook again on the converged host, with the given arguments (container scenario)."""
+    return _playbook
+
+
+def _hub_requests():
+    """Every request the harness's stand-in hub has answered (tests/harness/hfhub.py), oldest first."""
+    log = Path(os.environ["LLMHOST_HFHUB_ROOT"]) / "requests.log"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture
+def hub_requests():
+    return _hub_requests

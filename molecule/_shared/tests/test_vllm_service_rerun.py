@@ -4,16 +4,12 @@ role's tag, alone. Runs last (file name), since it changes the serving configura
 - A configuration change through `--tags vllm_service` restarts the two replicas one at a time while a
   bounded request loop on the host asks both for completions: at every moment one of them answers.
 - Every role's tag, alone, on the converged host: 0 changed, 0 failed (what a role needs from an earlier
-  one it reads from the host: the model's and quantizer's local facts, deterministic paths).
+  one it reads from the host: the model's and quantizer's local facts, deterministic paths); the model's
+  re-run with the hub unreachable, and no request reaches the stand-in hub.
 
 Container scenario only (the VM converges only the kernel-bound tags)."""
 import json
-import os
-import re
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -51,18 +47,6 @@ def _container_only(scenario):
         pytest.skip("re-runs by tag are tested in the container scenario")
 
 
-def playbook(*args):
-    """Run the scenario's converge (the real site playbook) again; returns (changed, failed, output)."""
-    project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-           str(project / "molecule/_shared/converge.yml"), *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
-    out = run.stdout + run.stderr
-    recap = re.search(r"llmhost-ctr\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out)
-    assert recap, out[-3000:]
-    return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
-
-
 def _wait_serving(host):
     host.run_test("systemctl start vllm@0.service vllm@1.service")
     for _try in range(60):
@@ -73,7 +57,7 @@ def _wait_serving(host):
     pytest.fail("the replicas do not serve before the re-run test")
 
 
-def _change_under_load(host, *args):
+def _change_under_load(host, playbook, *args):
     """Run the playbook while the loop asks both replicas; returns (changed, ticks)."""
     host.run_test("rm -f /run/llmhost-loop.stop /run/llmhost-loop.json && mkdir -p /usr/local/lib/llmhost-test")
     host.run_test("cat > /usr/local/lib/llmhost-test/loop.py <<'EOF'\n%sEOF" % LOOP)
@@ -101,26 +85,29 @@ def _report(ticks):
     return down, neither
 
 
-def test_a_change_restarts_the_replicas_one_at_a_time(host):
+def test_a_change_restarts_the_replicas_one_at_a_time(host, playbook):
     _wait_serving(host)
     changed, ticks, out = _change_under_load(
-        host, "-e", json.dumps({"vllm_service_env": {"VLLM_STANDIN_LOAD_SECONDS": "1", "LLMHOST_TEST_ROUND": "2"}}))
+        host, playbook, "-e", json.dumps({"vllm_service_env": {"VLLM_STANDIN_LOAD_SECONDS": "1", "LLMHOST_TEST_ROUND": "2"}}))
     assert changed >= 2, out[-4000:]                      # both replicas' environment files
     assert "LLMHOST_TEST_ROUND" in host.file("/etc/llmhost/vllm/1.env").content_string
     down, neither = _report(ticks)
     assert down[0] > 0 and down[1] > 0, "the loop never saw a replica restart: %s" % ticks[:5]
     assert not neither, "no replica answered at %s s" % neither[:10]
     # The way back (the scenario's own configuration) is rolled out the same way.
-    changed, ticks, out = _change_under_load(host)
+    changed, ticks, out = _change_under_load(host, playbook)
     assert changed >= 2 and "LLMHOST_TEST_ROUND" not in host.file("/etc/llmhost/vllm/1.env").content_string
     down, neither = _report(ticks)
     assert down[0] > 0 and down[1] > 0 and not neither
 
 
 @pytest.mark.parametrize("tag", ROLE_TAGS)
-def test_each_role_tag_alone_changes_nothing(tag):
-    t0 = time.monotonic()
-    changed, failed, out = playbook("--tags", tag)
+def test_each_role_tag_alone_changes_nothing(tag, playbook, hub_requests):
+    # The model in place needs no hub: its re-run points at an address where nothing listens.
+    extra = ["-e", "model_hf_endpoint=http://127.0.0.1:9"] if tag == "model" else []
+    t0, asked = time.monotonic(), len(hub_requests())
+    changed, failed, out = playbook("--tags", tag, *extra)
     print("--tags %s: changed=%d in %.0f s" % (tag, changed, time.monotonic() - t0))
     assert failed == 0, out[-4000:]
     assert changed == 0, out[-6000:]
+    assert len(hub_requests()) == asked, "a re-run asked the hub"

@@ -1,0 +1,68 @@
+"""The model's default source, the hub, on a real systemd host reached through Docker (no controller
+path can work there): the role sends its fetch worker to the host, and the real huggingface_hub client
+of the vLLM venv downloads the pinned revision from the harness's loopback STAND-IN of the Hugging Face
+Hub (tests/harness/hfhub.py), which serves the tiny model at two revisions.
+
+Here: the pinned revision is the one in place, checked and tidy; the token reached the hub and nowhere
+else; a revision the hub does not have is refused before anything is written. The second run without
+the hub is in test_vllm_service_rerun.py (`--tags model` with the hub unreachable); the worker's own
+failure paths (a download killed half-way, bytes that do not match the hub's sha256) are unit tests
+with the same client (tests/unit/test_model_fetch.py). Container scenario only."""
+import json
+
+import pytest
+
+REPO = "llmhost-test/tiny-qwen"
+REV_A, REV_B = "cfadfc797a22451d91044093f8227f9f97c8d57f", "0030871344bfdbc0dd45c2709b02c0395d8e1885"
+TOKEN = "hf_llmhostMoleculeTestToken"
+MODEL = "/srv/llmhost/models/tiny-qwen"
+FACT = "/etc/ansible/facts.d/llmhost_model.fact"
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("hub downloads are tested in the container scenario")
+
+
+def test_the_pinned_revision_is_in_place_checked_and_tidy(host, hub_requests):
+    assert json.loads(host.file(MODEL + "/llmhost-manifest.json").content_string)["source"] == "%s@%s" % (REPO, REV_A)
+    assert "llmhost_test_revision" not in host.file(MODEL + "/generation_config.json").content_string  # not B's
+    assert not host.file(MODEL + ".partial").exists and not host.file(MODEL + "/.cache").exists
+    worker = host.file("/usr/local/lib/llmhost/llmhost_fetch.py")
+    assert worker.exists and worker.user == "root" and worker.mode == 0o644
+    fetched = [r["path"] for r in hub_requests() if r["method"] == "GET" and "/resolve/" in r["path"]]
+    assert any("/resolve/%s/model.safetensors" % REV_A in p for p in fetched), fetched
+    assert not any(REV_B in p for p in fetched)
+
+
+def test_the_token_reached_the_hub_and_nothing_else(host, hub_requests):
+    token_file = host.file("/etc/llmhost/hf-token")
+    assert token_file.mode == 0o600 and token_file.user == "root"
+    seen = [r for r in hub_requests() if REPO in r["path"]]  # the repository's routes (not the client's own calls)
+    assert seen and all(r["authorization"] == "Bearer " + TOKEN for r in seen), seen
+    for where in ("/srv/llmhost", "/opt/llmhost", "/etc/systemd", "/etc/llmhost/vllm", "/var/log"):
+        assert host.run("grep -rlsF %s %s" % (TOKEN, where)).stdout == "", where
+    assert TOKEN not in host.check_output("journalctl --no-pager -q")
+
+
+def test_a_revision_the_hub_lacks_is_refused_before_anything_is_written(host, playbook):
+    missing, store = "0" * 40, "/srv/llmhost-test/store-of-a-missing-revision"
+    fact = host.file(FACT).content_string
+    changed, failed, out = playbook("--tags", "model", "-v", "-e", "model_revision=" + missing, "-e", "model_store=" + store)
+    assert failed and changed == 0, out[-3000:]
+    assert "model_revision=%s" % missing in out and "RevisionNotFound" in out, out[-3000:]
+    assert not host.file(store).exists and host.file(FACT).content_string == fact
+    assert TOKEN not in out
+
+
+def test_check_mode_plans_the_service_from_the_hubs_config(host, playbook):
+    """--check before a new revision is fetched: the hub's answer carries its config.json, and the serving
+    plan is made from it; nothing is written."""
+    dest = "/srv/llmhost/models/tiny-qwen-b"
+    changed, failed, out = playbook("--check", "--tags", "model,vllm_service", "-e", "model_revision=" + REV_B,
+                                    "-e", "model_name=tiny-qwen-b")
+    assert failed == 0, out[-4000:]
+    text = " ".join(out.split())
+    assert "%s/config.json is not there yet" % dest in text and "the plan is made from the model role's model_config" in text
+    assert not host.file(dest).exists and not host.file(dest + ".partial").exists
