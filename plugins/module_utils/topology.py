@@ -12,40 +12,9 @@ from __future__ import annotations
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
+from ansible_collections.llmhost.vllm.plugins.module_utils import pci_ids
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import format_cpulist, parse_cpulist, words_to_cpus
 
-# PCI device id -> (name, compute capability), for hosts without a working driver: the
-# vLLM build needs the arch before the driver is there. Not exhaustive; unknown ids give None.
-PCI_IDS = {
-    "0x2684": ("NVIDIA GeForce RTX 4090", "8.9"),
-    "0x2685": ("NVIDIA GeForce RTX 4090 D", "8.9"),
-    "0x2702": ("NVIDIA GeForce RTX 4080 SUPER", "8.9"),
-    "0x2704": ("NVIDIA GeForce RTX 4080", "8.9"),
-    "0x2782": ("NVIDIA GeForce RTX 4070 Ti", "8.9"),
-    "0x26b1": ("NVIDIA RTX 6000 Ada Generation", "8.9"),
-    "0x26b5": ("NVIDIA L40", "8.9"),
-    "0x26b9": ("NVIDIA L40S", "8.9"),
-    "0x27b8": ("NVIDIA L4", "8.9"),
-    "0x2204": ("NVIDIA GeForce RTX 3090", "8.6"),
-    "0x2203": ("NVIDIA GeForce RTX 3090 Ti", "8.6"),
-    "0x2206": ("NVIDIA GeForce RTX 3080", "8.6"),
-    "0x2230": ("NVIDIA RTX A6000", "8.6"),
-    "0x2235": ("NVIDIA A40", "8.6"),
-    "0x20b0": ("NVIDIA A100-SXM4-40GB", "8.0"),
-    "0x20b2": ("NVIDIA A100-SXM4-80GB", "8.0"),
-    "0x20b5": ("NVIDIA A100 80GB PCIe", "8.0"),
-    "0x20f1": ("NVIDIA A100-PCIE-40GB", "8.0"),
-    "0x2330": ("NVIDIA H100 80GB HBM3", "9.0"),
-    "0x2331": ("NVIDIA H100 PCIe", "9.0"),
-    "0x2335": ("NVIDIA H200", "9.0"),
-    "0x233a": ("NVIDIA H800 NVL", "9.0"),
-    "0x2b85": ("NVIDIA GeForce RTX 5090", "12.0"),
-    "0x2c02": ("NVIDIA GeForce RTX 5080", "12.0"),
-    "0x1db4": ("Tesla V100-PCIE-16GB", "7.0"),
-    "0x1db5": ("Tesla V100-SXM2-32GB", "7.0"),
-    "0x1e04": ("NVIDIA GeForce RTX 2080 Ti", "7.5"),
-    "0x1eb8": ("Tesla T4", "7.5"),
-}
 
 # The fields of one GPU, in output order.
 GPU_FIELDS = ("index", "name", "uuid", "pci_bus_id", "compute_capability", "memory_total_mib", "numa_node",
@@ -208,7 +177,7 @@ def gpus_from_sysfs(sys_gpus, driver):
     """Per-GPU records from sysfs PCI functions and /proc/driver/nvidia."""
     gpus = []
     for g in sys_gpus or []:
-        known = PCI_IDS.get((g.get("device_id") or "").lower(), (None, None))
+        known = pci_ids.lookup(g.get("vendor_id"), g.get("device_id"))
         proc = (driver or {}).get("gpus", {}).get(g["pci_bus_id"], {})
         gpus.append({
             "index": None,
@@ -271,6 +240,21 @@ def arch_list(gpus):
     return ";".join(sorted(caps, key=lambda c: tuple(int(x) for x in c.split(".")))) or None
 
 
+def arch_source(named, gpus):
+    """Where the arch list's compute capabilities came from, best source first ("nvml", "nvidia-smi",
+    "pci-id table": sysfs ids looked up in module_utils.pci_ids, before a driver is loaded); None without any."""
+    used = []
+    for g in gpus:
+        if not g.get("compute_capability"):
+            continue
+        for label, source in named:
+            if any(s.get("pci_bus_id") == g["pci_bus_id"] and s.get("compute_capability") for s in source):
+                if label not in used:
+                    used.append(label)
+                break
+    return "+".join(used) or None
+
+
 def analyse(gpus, links, p2p, driver):
     """Warnings about the topology: narrow links, missing P2P, split NUMA, missing GPUs."""
     warnings = []
@@ -299,7 +283,7 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
     """The whole ``gpu_topology`` fact from whatever each source gave (any may be None)."""
     warnings = list(notes or [])
     errors = []
-    sources = []
+    sources, named = [], []
     source = "none"
     links, p2p = {}, {}
     cuda = None
@@ -310,6 +294,7 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
         errors.extend(nerr)
         if gpus:
             sources.append(gpus)
+            named.append(("nvml", gpus))
             source = "nvml"
         links.update(nlinks)
         p2p.update(np2p)
@@ -328,6 +313,7 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
     smi_gpus = gpus_from_smi(smi_rows, smi_topo)
     if smi_gpus:
         sources.append(smi_gpus)
+        named.append(("nvidia-smi", smi_gpus))
         if source == "none":
             source = "nvidia-smi"
         if smi_rows and not driver_version:
@@ -348,6 +334,7 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
     sys_list = gpus_from_sysfs(sys_gpus, driver)
     if sys_list:
         sources.append(sys_list)
+        named.append(("pci-id table", sys_list))
         if source == "none":
             source = "sysfs"
     driver_version = driver_version or (driver or {}).get("version")
@@ -372,6 +359,7 @@ def build(nvml_dump=None, smi_rows=None, smi_topo=None, smi_p2p=None, smi_errors
         "links": links,
         "p2p": p2p,
         "arch_list": arch_list(gpus),
+        "arch_list_source": arch_source(named, gpus),
         "warnings": warnings,
         "errors": errors,
     }

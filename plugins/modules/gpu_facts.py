@@ -97,6 +97,15 @@ ansible_facts:
           description: TORCH_CUDA_ARCH_LIST for the GPUs present (unique compute capabilities, ascending, C(;)-separated).
           type: str
           sample: "8.9"
+        arch_list_source:
+          description:
+            - Where the compute capabilities of the arch list came from, best first, C(+)-joined. C(nvml) and
+              C(nvidia-smi) read the driver; C(pci-id table) looked up the GPUs' PCI device ids from sysfs in the
+              collection's table (plugins/module_utils/pci_ids.py, built from the PCI ID Repository and NVIDIA's
+              compute capability list), which works on a fresh host before its driver is loaded.
+            - Null when no GPU's compute capability is known.
+          type: str
+          sample: "pci-id table"
         warnings:
           description: Plain sentences about the topology and about sources that were not available.
           type: list
@@ -139,7 +148,7 @@ def main():
         fact = gather(root=p["root"], run=run, nvidia_smi=smi, use_nvml=p["use_nvml"], notes=notes)
     except Exception as e:  # pylint: disable=broad-except  # facts must never take a play down
         fact = {"source": "none", "driver": {"version": None, "cuda_version": None, "loaded": False}, "gpus": [],
-                "links": {}, "p2p": {}, "arch_list": None, "warnings": [],
+                "links": {}, "p2p": {}, "arch_list": None, "arch_list_source": None, "warnings": [],
                 "errors": ["gpu_facts could not read this host: %s: %s" % (type(e).__name__, e)]}
     module.exit_json(changed=False, ansible_facts={"gpu_topology": fact})
 
