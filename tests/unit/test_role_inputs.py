@@ -178,6 +178,10 @@ FIRST_PLAY = [
     ({"system_tuning_thp": "sometimes", "model_revision": "0" * 40}, "system_tuning_thp"),
     ({"gpu_tuning_graphics_clocks": "fast", "model_revision": "0" * 40}, "gpu_tuning_graphics_clocks=fast"),
     ({"vllm_install_method": "conda", "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
+    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "file:///srv/git/cut lass"},
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors="),
+    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://git.lan/$(id)"},
+      "model_revision": "0" * 40}, "must be a URL"),
     ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
 ]
