@@ -83,6 +83,8 @@ locks:
 	  --exclude-newer 2024-10-21T00:00:00Z --exclude-newer-package pyairports=2026-11-01T00:00:00Z -o $(LOCKS)/seed-vllm.txt
 	$(UV_COMPILE) $(LOCKS)/seed-autoawq.in --python-version 3.10 --python-platform x86_64-manylinux_2_28 \
 	  --exclude-newer 2024-10-21T00:00:00Z -o $(LOCKS)/seed-autoawq.txt
+	$(UV_COMPILE) $(LOCKS)/seed-autoawq.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --exclude-newer 2024-10-21T00:00:00Z -o $(LOCKS)/seed-autoawq-py311.txt
 	$(UV_COMPILE) $(LOCKS)/current-vllm.in --python-version 3.12 --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm.txt
 	$(UV_COMPILE) $(LOCKS)/current-vllm.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm-py311.txt
 	$(UV_COMPILE) $(LOCKS)/current-llm-compressor.in --python-version 3.12 --python-platform x86_64-manylinux_2_28 \

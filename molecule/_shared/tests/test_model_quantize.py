@@ -1,6 +1,6 @@
 """model + quantize on a real systemd host: the tiny Qwen-architecture test model (random weights,
-tests/harness/tiny_qwen.py) as a local source, quantized for real by the current profile's
-quantizer (llm-compressor, AWQ W4A16, group size 128) on the CPU.
+tests/harness/tiny_qwen.py), fetched from the stand-in hub (test_model_hub.py), quantized for real by
+the current profile's quantizer (llm-compressor, AWQ W4A16, group size 128) on the CPU.
 
 Idempotence (a second run quantizes nothing) is Molecule's idempotence step; here: the output,
 the untouched tokenizer, and an interrupted run that leaves nothing servable."""
@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-SOURCE = "/srv/llmhost-test/tiny-qwen"
+SOURCE = "/srv/llmhost-test/tiny-qwen"  # the bytes of the hub's revision A, copied by prepare to compare with
+ORIGIN = "llmhost-test/tiny-qwen@cfadfc797a22451d91044093f8227f9f97c8d57f"
 MODEL = "/srv/llmhost/models/tiny-qwen"
 AWQ = "/srv/llmhost/models/tiny-qwen-awq-w4g128"
 TOKENIZER = ["tokenizer.json", "tokenizer_config.json", "generation_config.json"]
@@ -27,7 +28,7 @@ def sha(host, path):
 
 def test_model_is_in_place_unmodified_with_its_manifest(host):
     manifest = json.loads(host.file(MODEL + "/llmhost-manifest.json").content_string)
-    assert manifest["source"] == SOURCE
+    assert manifest["source"] == ORIGIN
     assert set(manifest["files"]) == {"config.json", "model.safetensors"} | set(TOKENIZER)
     for rel, entry in manifest["files"].items():
         assert entry["sha256"] == sha(host, "%s/%s" % (SOURCE, rel)) == sha(host, "%s/%s" % (MODEL, rel)), rel
@@ -77,3 +78,43 @@ def test_an_interrupted_run_leaves_nothing_servable(host):
     assert not host.file(dest).exists, "a killed run must not leave a servable folder"
     assert host.file(dest + ".partial").exists
     host.run("rm -rf %s.partial" % dest)
+
+
+# The seed profile's quantizer, AutoAWQ 0.2.6 on torch 2.3.1, run for real on the CPU by the quantize role
+# alone under `llmhost_stack=seed`. The seed is Ubuntu 22.04 only: an override lets this Debian 12 host
+# through the preflight, and the seed's AutoAWQ lock resolved for Python 3.11 (seed-autoawq-py311.txt)
+# installs offline from the harness's wheels. Its own venv and output, so the scenario's stay as they are.
+AUTOAWQ = "/srv/llmhost/models/tiny-qwen-autoawq"
+QFACT = "/etc/ansible/facts.d/llmhost_quantize.fact"
+SEED = ["-e", "llmhost_stack=seed", "-e", json.dumps({"llmhost_stack_overrides": {"os": {"Debian": ["12"]}}}),
+        "-e", "quantize_python=/usr/bin/python3.11", "-e", "quantize_home=/opt/llmhost/quantize-seed",
+        "-e", "quantize_output=" + AUTOAWQ, "-e", json.dumps({"quantize_find_links": ["/srv/llmhost-test/pypi-seed"]})]
+
+
+def test_autoawq_the_seed_quantizer_quantizes_for_real(host, playbook):
+    fact = host.file(QFACT).content_string
+    t0 = time.monotonic()
+    try:
+        changed, failed, out = playbook("--tags", "quantize", *SEED)
+        print("AutoAWQ through the quantize role: changed=%d in %.0f s" % (changed, time.monotonic() - t0))
+        assert failed == 0 and changed > 0, out[-4000:]
+        assert "deprecated" in out and "llm-compressor" in out  # the seed profile's warning about AutoAWQ
+    finally:
+        playbook("--tags", "quantize")  # the scenario's own (current) output is the settled one again
+    assert host.file(QFACT).content_string == fact
+    q = json.loads(host.file(AUTOAWQ + "/config.json").content_string)["quantization_config"]
+    assert (q["quant_method"], q["bits"], q["group_size"], q["version"], q["zero_point"]) == ("awq", 4, 128, "gemm", True)
+    names = host.check_output(
+        "python3 -c \"import json,struct,sys; f=open('%s/model.safetensors','rb'); n=struct.unpack('<Q', f.read(8))[0]; "
+        "print(' '.join(json.loads(f.read(n))))\"" % AUTOAWQ).split()
+    assert {"model.layers.0.self_attn.q_proj.qweight", "model.layers.0.self_attn.q_proj.qzeros",
+            "model.layers.1.mlp.down_proj.scales"} <= set(names)
+    assert "model.layers.0.self_attn.q_proj.weight" not in names
+    for name in TOKENIZER:
+        assert sha(host, "%s/%s" % (AUTOAWQ, name)) == sha(host, "%s/%s" % (SOURCE, name)), name
+    stamp = json.loads(host.file(AUTOAWQ + "/llmhost-quantize.json").content_string)
+    assert stamp["tool"] == "autoawq" and stamp["source"] == MODEL
+    assert not host.file(AUTOAWQ + ".partial").exists
+    versions = host.check_output("/opt/llmhost/quantize-seed/venv/bin/python -c "
+                                 "'import awq, torch; print(awq.__version__, torch.__version__)'").split()
+    assert versions[0] == "0.2.6" and versions[1].startswith("2.3.1")
