@@ -57,7 +57,9 @@ def test_seed_profile_blocks_on_debian_and_warns_about_r535():
                                    topology.build())
     by = _by_item(checks)
     assert by["OS release"]["status"] == "FAIL" and by["OS release"]["blocking"]
-    assert "end of life in June 2026" in by["profile seed"]["have"]
+    warnings = [c["have"] for c in checks if c["item"] == "profile seed"]
+    assert len(warnings) == 2 and "end of life in June 2026" in warnings[0]
+    assert "AutoAWQ 0.2.6, which its authors deprecated" in warnings[1] and "llm-compressor" in warnings[1]
     assert by["Python for the venvs"]["status"] == "WARN"
     # Debian 12 has no python3.10-venv: the fix names the profile that fits, not a package that is not there
     fix = by["Python for the venvs"]["fix"]
