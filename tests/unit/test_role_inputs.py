@@ -182,6 +182,7 @@ FIRST_PLAY = [
       "model_revision": "0" * 40}, "vllm_install_git_mirrors="),
     ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://git.lan/$(id)"},
       "model_revision": "0" * 40}, "must be a URL"),
+    ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
     ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
 ]
