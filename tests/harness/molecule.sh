@@ -26,7 +26,12 @@ case "$scenario" in
     export LLMHOST_QUANTIZE_WHEELS
     # and the seed profile's (AutoAWQ), resolved for Python 3.11 too: a verify test quantizes with it
     LLMHOST_SEED_QUANTIZE_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/seed-autoawq-py311.txt")
-    export LLMHOST_SEED_QUANTIZE_WHEELS ;;
+    export LLMHOST_SEED_QUANTIZE_WHEELS
+    # the source build's tools (setuptools_scm, cmake, wheel) and a CUDA toolkit from NVIDIA's PyPI wheels,
+    # for test_vllm_install_source.py (a stand-in vLLM source tree, compiled for real with that nvcc)
+    LLMHOST_BUILD_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt")
+    LLMHOST_CUDA_HOME=$("$HARNESS_DIR/cuda_home.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt")
+    export LLMHOST_BUILD_WHEELS LLMHOST_CUDA_HOME ;;
   vm)
     LLMHOST_VM_IMAGE=$("$HARNESS_DIR/images.sh" vm); export LLMHOST_VM_IMAGE
     LLMHOST_QEMU_ACCEL=$("$HARNESS_DIR/images.sh" accel); export LLMHOST_QEMU_ACCEL ;;

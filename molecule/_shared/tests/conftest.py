@@ -47,7 +47,7 @@ def _playbook(*args):
     return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def playbook():
     """The site playbook again on the converged host, with the given arguments (container scenario)."""
     return _playbook

@@ -1,0 +1,113 @@
+"""vllm_install's `source` method (the seed profile's default) on a real systemd host: the role's own tasks
+fetch the profile's tag through a git mirror, build a wheel with a real nvcc for TORCH_CUDA_ARCH_LIST=8.9,
+install it over a same-version vLLM already in the venv, and verify it with a real cuobjdump.
+
+STAND-INS, labelled as such: the source tree is tests/harness/vllm_standin/source (two CUDA extensions,
+vllm/_C and vllm/_moe_C, and no engine), and the CUDA toolkit is assembled from NVIDIA's CUDA 13.2 PyPI
+wheels (tests/harness/cuda_home.sh). vLLM 0.6.3's own CMake build and CUDA 12.1 never run here
+(molecule/README.md says why). It runs the role alone, with a venv, a wheel cache and a lock of its own,
+so the scenario's serving venv stays as it is."""
+import json
+import os
+import time
+
+import pytest
+
+HOME = "/opt/llmhost/vllm-source-test"
+VENV = HOME + "/venv"
+SITE = VENV + "/lib/python3.11/site-packages"
+CUDA = "/srv/llmhost-test/cuda"
+CACHE = "/var/cache/llmhost/wheels-source-test"
+BUILD = "/var/tmp/llmhost-vllm-build"
+UPSTREAM = "https://github.com/vllm-project/vllm.git"
+SAME_VERSION = "/srv/llmhost-test/wheels/vllm-0.33.0-py3-none-any.whl"  # the serving stand-in, no extensions
+SOURCE = ["-e", json.dumps({
+    "vllm_install_method": "source",
+    "vllm_install_home": HOME,
+    "vllm_install_lock_file": os.path.join(os.environ.get("MOLECULE_PROJECT_DIRECTORY", ""),
+                                           "molecule/_shared/files/source-test-vllm-lock.txt"),
+    "vllm_install_find_links": ["/srv/llmhost-test/pypi-build"],
+    "vllm_install_arch_list": "8.9",
+    "vllm_install_cuda_home": CUDA,
+    "vllm_install_git_mirrors": {UPSTREAM: "file:///srv/llmhost-test/vllm-src.git"},
+    "vllm_install_wheel_cache": CACHE,
+    "vllm_install_build_poll": 2,
+})]
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the source build is tested in the container scenario")
+
+
+@pytest.fixture(scope="module")
+def built(host, playbook):
+    """The role's first source run, over a venv that already holds a vLLM of the same version (as PyPI's
+    would be): pip would call that one "already satisfied" unless the role installs its build over it."""
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        return None
+    host.run("rm -rf %s %s %s" % (HOME, CACHE, BUILD))
+    host.run_expect([0], "/usr/bin/python3.11 -m venv %s && %s/bin/pip install -q --no-index --no-deps %s"
+                    % (VENV, VENV, SAME_VERSION))
+    t0 = time.monotonic()
+    changed, failed, out = playbook("--tags", "vllm_install", *SOURCE)
+    print("source build through the vllm_install role: changed=%d in %.0f s" % (changed, time.monotonic() - t0))
+    return changed, failed, out
+
+
+def elf_arches(host, path):
+    listing = host.check_output("%s/bin/cuobjdump --list-elf %s" % (CUDA, path))
+    return sorted(line.rsplit(".", 2)[-2] for line in listing.splitlines() if line.startswith("ELF file"))
+
+
+def test_the_built_wheel_is_what_is_installed(host, built):
+    changed, failed, out = built
+    assert failed == 0 and changed > 0, out[-4000:]
+    record = host.file(SITE + "/vllm-0.33.0.dist-info/RECORD").content_string
+    assert "vllm/_C.abi3.so" in record and "vllm/_moe_C.abi3.so" in record
+    assert not host.file(SITE + "/vllm/standin.py").exists, "the same-version vLLM that was there first is gone"
+    assert host.check_output("%s/bin/python -c \"import importlib.metadata as m; print(m.version('vllm'))\"" % VENV) == "0.33.0"
+
+
+@pytest.mark.parametrize("ext", ["_C", "_moe_C"])
+def test_the_installed_extensions_hold_exactly_the_gpus_architecture(host, built, ext):
+    assert built[1] == 0
+    arches = elf_arches(host, "%s/vllm/%s.abi3.so" % (SITE, ext))
+    assert arches and set(arches) == {"sm_89"}, arches
+
+
+def test_the_tag_came_through_the_mirror_and_the_stamp_records_the_build(host, built):
+    assert built[1] == 0
+    src = BUILD + "/src"
+    assert host.check_output("git -C %s describe --tags" % src) == "v0.33.0"
+    assert host.check_output("git -C %s remote get-url origin" % src) == UPSTREAM  # rewritten by insteadOf only
+    stamp = json.loads(host.file(HOME + "/install-stamp.json").content_string)
+    assert (stamp["method"], stamp["git_tag"], stamp["arch_list"], stamp["vllm"]) == ("source", "v0.33.0", "8.9", "0.33.0")
+    wheels = host.check_output("find %s -name 'vllm-*.whl'" % CACHE).split()
+    assert len(wheels) == 1 and "/vllm-0.33.0-" in wheels[0] and ".partial/" not in wheels[0], wheels
+    assert "Successfully built vllm" in host.file(BUILD + "/build.log").content_string
+
+
+def test_a_second_run_builds_and_installs_nothing(host, built, playbook):
+    assert built[1] == 0
+    before = host.check_output("stat -c '%%n %%Y' %s/*/vllm-*.whl %s/build.log %s/vllm/_C.abi3.so" % (CACHE, BUILD, SITE))
+    changed, failed, out = playbook("--tags", "vllm_install", *SOURCE)
+    assert failed == 0 and changed == 0, out[-4000:]
+    assert host.check_output("stat -c '%%n %%Y' %s/*/vllm-*.whl %s/build.log %s/vllm/_C.abi3.so"
+                             % (CACHE, BUILD, SITE)) == before
+
+
+def test_verify_refuses_an_extension_built_for_another_gpu(host, built, playbook):
+    """What verify exists for: PyPI's build, or one for another GPU, in place of the build for these GPUs."""
+    assert built[1] == 0
+    real = SITE + "/vllm/_C.abi3.so"
+    host.run_expect([0], "cp -p %s /tmp/_C.sm89.so && cd %s/src && %s/bin/nvcc -shared -Xcompiler -fPIC "
+                    "-gencode arch=compute_80,code=sm_80 -o /tmp/_C.sm80.so csrc/standin.cu" % (real, BUILD, CUDA))
+    try:
+        host.run_expect([0], "cp /tmp/_C.sm80.so %s" % real)
+        _changed, failed, out = playbook("--tags", "vllm_install_verify", *SOURCE)
+        assert failed > 0, out[-3000:]
+        assert "lacks sm_89" in out and "holds sm_80 beyond" in out, out[-3000:]
+    finally:
+        host.run_expect([0], "cp -p /tmp/_C.sm89.so %s" % real)
