@@ -4,7 +4,9 @@ of the vLLM venv downloads the pinned revision from the harness's loopback STAND
 Hub (tests/harness/hfhub.py), which serves the tiny model at two revisions.
 
 Here: the pinned revision is the one in place, checked and tidy; the token reached the hub and nowhere
-else; a revision the hub does not have is refused before anything is written. The second run without
+else; a revision the hub does not have is refused before anything is written; a new revision that fails
+its checks leaves the model in place untouched; a folder without the collection's manifest is refused
+and kept. The second run without
 the hub is in test_vllm_service_rerun.py (`--tags model` with the hub unreachable); the worker's own
 failure paths (a download killed half-way, bytes that do not match the hub's sha256) are unit tests
 with the same client (tests/unit/test_model_fetch.py). Container scenario only."""
@@ -54,6 +56,32 @@ def test_a_revision_the_hub_lacks_is_refused_before_anything_is_written(host, pl
     assert "model_revision=%s" % missing in out and "RevisionNotFound" in out, out[-3000:]
     assert not host.file(store).exists and host.file(FACT).content_string == fact
     assert TOKEN not in out
+
+
+def test_a_new_revision_that_fails_its_checks_leaves_the_model_in_place(host, playbook):
+    """Revision B with an architecture list it does not meet: it is downloaded and checked beside the model
+    in place, which stays byte for byte as it was; the next run for the model in place removes B's leftover."""
+    listing = "cd %s && sha256sum * | sort" % MODEL  # the manifest included
+    before, fact = host.check_output(listing), host.file(FACT).content_string
+    changed, failed, out = playbook("--tags", "model", "-e", "model_revision=" + REV_B,
+                                    "-e", json.dumps({"model_architectures": ["LlamaForCausalLM"]}))
+    assert failed and "architecture Qwen2ForCausalLM is not one of LlamaForCausalLM" in " ".join(out.split()), out[-3000:]
+    assert host.check_output(listing) == before and host.file(FACT).content_string == fact
+    assert host.file(MODEL + ".partial/generation_config.json").contains("llmhost_test_revision")  # B's, beside it
+    assert not host.file(MODEL + ".old").exists
+    changed, failed, out = playbook("--tags", "model", "-e", "model_hf_endpoint=http://127.0.0.1:9")
+    assert failed == 0 and changed == 1, out[-3000:]
+    assert not host.file(MODEL + ".partial").exists and host.check_output(listing) == before
+
+
+def test_a_folder_the_collection_did_not_make_is_refused_and_kept(host, playbook):
+    store = "/srv/llmhost-test/store-with-a-foreign-folder"
+    host.run_expect([0], "mkdir -p %s/tiny-qwen && echo mine > %s/tiny-qwen/notes.txt" % (store, store))
+    changed, failed, out = playbook("--tags", "model", "-e", "model_store=" + store)
+    assert failed and changed == 0, out[-3000:]
+    assert "%s/tiny-qwen exists and holds no llmhost-manifest.json" % store in " ".join(out.split()), out[-3000:]
+    assert host.file(store + "/tiny-qwen/notes.txt").content_string == "mine\n"
+    assert not host.file(store + "/tiny-qwen.partial").exists
 
 
 def test_check_mode_plans_the_service_from_the_hubs_config(host, playbook):
