@@ -3,10 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The serving plan: GPU facts + model config + the user's wishes -> how vLLM runs, with reasons.
 
-One pure function, ``make_plan``. It decides tensor parallel vs one replica per GPU, the weight
-format, --max-model-len and --max-num-seqs within the KV-cache budget, NUMA binding, the NCCL
-settings for GPUs without peer-to-peer, and renders each replica's `vllm serve` argv, checked
-against the option table of the profile's vLLM version. Every decision carries its reason.
+One pure function, ``make_plan``, in named steps run in order: the GPUs, the weight format, tensor
+parallel or replicas, context length and batch, CUDA graphs, NUMA, and the replicas with their
+`vllm serve` options (checked against the option table of the profile's vLLM version). Each step
+records its decisions and their reasons, and its warnings, on one ``_Plan``. The model path and
+the options are returned apart: the command is ``vllm serve <model_path> <options...>``.
 Memory figures are estimates from the model's shape (vLLM measures the real ones at start-up);
 they exist to refuse what cannot fit and to pick sane defaults, not to replace vLLM's profiler."""
 
@@ -26,17 +27,24 @@ MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
 H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model FP8 weights gave 1.16x vLLM's defaults under mixed load "
                  "with a lower P95 TTFT (docs/reference-serving-h200.md)")
 
+# The wishes' allowed values: the module's argument spec takes its choices from here.
+WISH_CHOICES = {
+    "mode": ["auto", "replicas", "tensor_parallel"],
+    "weight_format": ["auto", "checkpoint", "bf16", "fp16", "fp8"],
+    "numa": ["auto", "off"],
+}
+
 DEFAULT_WISHES = {
     "gpus": "all",                 # "all" or a list of GPU indices
-    "mode": "auto",                # auto | replicas | tensor_parallel
+    "mode": "auto",                # WISH_CHOICES["mode"]
     "tensor_parallel_size": 0,     # 0: decided
-    "weight_format": "auto",       # auto | checkpoint | bf16 | fp16 | fp8
+    "weight_format": "auto",       # WISH_CHOICES["weight_format"]
     "max_model_len": 0,            # 0: decided
     "max_num_seqs": 0,             # 0: decided
     "tokens_per_seq": 2048,        # typical prompt + output, for max_num_seqs
     "gpu_memory_utilization": 0.90,
     "enforce_eager": False,
-    "numa": "auto",                # auto | off
+    "numa": "auto",                # WISH_CHOICES["numa"]
     "host": "127.0.0.1",
     "base_port": 8000,
     "served_model_name": "",
@@ -48,6 +56,31 @@ DEFAULT_WISHES = {
 
 class PlanError(Exception):
     pass
+
+
+class _Plan:
+    """What the steps share: the wishes, the model's shape, the option table, and what was decided so far."""
+
+    def __init__(self, wishes, config, table):
+        self.w = dict(DEFAULT_WISHES)
+        self.w.update({k: v for k, v in (wishes or {}).items() if v is not None})
+        for key, allowed in WISH_CHOICES.items():
+            if self.w[key] not in allowed:
+                raise PlanError("vllm_service_%s=%s; choose one of %s" % (key, self.w[key], ", ".join(allowed)))
+        self.shape = model_shape(config)
+        self.table = table
+        self.decisions, self.warnings, self.flags = [], [], []
+
+    def decide(self, key, value, reason):
+        self.decisions.append({"key": key, "value": value, "reason": reason})
+
+    def warn(self, text):
+        self.warnings.append(text)
+
+    def kv_tokens(self, tp):
+        """Tokens of KV cache one GPU of a TP group holds after weights and headroom."""
+        budget = self.mem * self.util - self.wbytes / tp - OVERHEAD_BYTES
+        return int(max(0, budget) // kv_bytes_per_token(self.shape, tp))
 
 
 def _cc(text):
@@ -95,248 +128,303 @@ def kv_bytes_per_token(shape, tp):
     return 2 * shape["layers"] * kv_heads_per_gpu * shape["head_dim"] * 2
 
 
-def _decide(decisions, key, value, reason):
-    decisions.append({"key": key, "value": value, "reason": reason})
-
-
-def make_plan(gpus, p2p, config, wishes, table):  # noqa: C901 -- one decision after another, kept in order
+def make_plan(gpus, p2p, config, wishes, table):
     """Return the plan dict; raise PlanError (message names the variable) for what cannot work."""
-    w = dict(DEFAULT_WISHES)
-    w.update({k: v for k, v in (wishes or {}).items() if v is not None})
-    decisions, warnings = [], []
-    shape = model_shape(config)
+    plan = _Plan(wishes, config, table)
+    select_gpus(plan, gpus)
+    choose_weight_format(plan)
+    choose_parallelism(plan, p2p)
+    size_context_and_batch(plan)
+    choose_cuda_graphs(plan)
+    choose_numa(plan)
+    replicas = build_replicas(plan, p2p)
+    add_extra_args(plan, replicas)
+    return _result(plan, replicas)
 
-    # which GPUs
+
+def select_gpus(plan, gpus):
+    """Step 1: the GPUs used, their smallest memory and their compute capabilities."""
     if not gpus:
         raise PlanError("no GPU in gpu_facts: vLLM needs an NVIDIA GPU with a loaded driver (see the preflight report)")
-    by_index = {int(g["index"]): g for g in gpus}
-    if w["gpus"] in ("all", "", None):
-        used = sorted(by_index)
+    plan.by_index = {int(g["index"]): g for g in gpus}
+    wanted = plan.w["gpus"]
+    if wanted in ("all", "", None):
+        plan.used = sorted(plan.by_index)
     else:
-        used = [int(i) for i in w["gpus"]]
-        missing = [i for i in used if i not in by_index]
+        plan.used = [int(i) for i in wanted]
+        missing = [i for i in plan.used if i not in plan.by_index]
         if missing:
             raise PlanError("vllm_service_gpus=%s names GPU(s) %s, but the host has %s"
-                            % (w["gpus"], missing, sorted(by_index)))
-    n = len(used)
-    mems = [int(by_index[i].get("memory_total_mib") or 0) * 1024 * 1024 for i in used]
+                            % (wanted, missing, sorted(plan.by_index)))
+    mems = [int(plan.by_index[i].get("memory_total_mib") or 0) * 1024 * 1024 for i in plan.used]
     if min(mems) <= 0:
         raise PlanError("gpu_facts reports no memory size for some GPUs; the plan cannot size the KV cache")
-    mem = min(mems)
-    ccs = [_cc(by_index[i].get("compute_capability")) for i in used]
-    util = float(w["gpu_memory_utilization"])
-    if not 0.1 <= util <= 0.98:
-        raise PlanError("vllm_service_gpu_memory_utilization=%s must be between 0.1 and 0.98" % util)
+    plan.mem = min(mems)
+    plan.ccs = [_cc(plan.by_index[i].get("compute_capability")) for i in plan.used]
+    plan.util = float(plan.w["gpu_memory_utilization"])
+    if not 0.1 <= plan.util <= 0.98:
+        raise PlanError("vllm_service_gpu_memory_utilization=%s must be between 0.1 and 0.98" % plan.util)
 
-    # weight format
-    fmt = w["weight_format"]
-    flags = []
-    if fmt not in ("auto", "checkpoint", "bf16", "fp16", "fp8"):
-        raise PlanError("vllm_service_weight_format=%s; choose one of auto, checkpoint, bf16, fp16, fp8" % fmt)
-    if shape["quantization"]:
+
+def choose_weight_format(plan):
+    """Step 2: the checkpoint's own quantization, the asked format, or the best the GPUs run."""
+    fmt, quant, ccs = plan.w["weight_format"], plan.shape["quantization"], plan.ccs
+    if quant:
         if fmt not in ("auto", "checkpoint"):
             raise PlanError("vllm_service_weight_format=%s, but the model is already quantized (%s, from its "
-                            "quantization_config); use auto or checkpoint" % (fmt, shape["quantization"]))
-        fmt = shape["quantization"]
-        _decide(decisions, "weight_format", fmt, "the checkpoint is %s-quantized: vLLM reads its quantization_config, "
-                "so no --quantization flag is passed" % fmt)
+                            "quantization_config); use auto or checkpoint" % (fmt, quant))
+        fmt = quant
+        plan.decide("weight_format", fmt, "the checkpoint is %s-quantized: vLLM reads its quantization_config, "
+                    "so no --quantization flag is passed" % fmt)
     elif fmt == "checkpoint":
         raise PlanError("vllm_service_weight_format=checkpoint, but the model has no quantization_config "
                         "(run the quantize role, or choose auto, bf16, fp16 or fp8)")
     elif fmt == "auto":
-        if all(c and c >= FP8_MIN_CC for c in ccs):
-            fmt = "fp8"
-            _decide(decisions, "weight_format", "fp8", "every GPU has FP8 tensor cores (compute capability %s): "
+        fmt = _best_format(plan)
+    else:
+        plan.decide("weight_format", fmt, "vllm_service_weight_format=%s (asked)" % fmt)
+        if fmt == "fp8" and not _all_at_least(ccs, FP8_MIN_CC):
+            plan.warn("fp8 on compute capability %s: no FP8 tensor cores, vLLM falls back to weight-only FP8 "
+                      "kernels (memory saving, no speed-up)" % _cc_text(ccs))
+    plan.flags += {"fp8": ["--quantization", "fp8"], "fp16": ["--dtype", "half"]}.get(fmt, [])
+    plan.fmt = fmt
+    plan.wbytes = weight_bytes(plan.shape, fmt)
+
+
+def _best_format(plan):
+    ccs = plan.ccs
+    if _all_at_least(ccs, FP8_MIN_CC):
+        plan.decide("weight_format", "fp8", "every GPU has FP8 tensor cores (compute capability %s): "
                     "--quantization fp8 quantizes the BF16 weights at load; %s" % (_cc_text(ccs), H200_FP8_NOTE))
-        elif all(c and c >= BF16_MIN_CC for c in ccs):
-            fmt = "bf16"
-            _decide(decisions, "weight_format", "bf16", "no FP8 tensor cores (compute capability %s): the "
+        return "fp8"
+    if _all_at_least(ccs, BF16_MIN_CC):
+        plan.decide("weight_format", "bf16", "no FP8 tensor cores (compute capability %s): the "
                     "checkpoint's 16-bit weights as they are" % _cc_text(ccs))
-        else:
-            fmt = "fp16"
-            _decide(decisions, "weight_format", "fp16", "compute capability %s has no bfloat16: --dtype half"
-                    % _cc_text(ccs))
-    else:
-        _decide(decisions, "weight_format", fmt, "vllm_service_weight_format=%s (asked)" % fmt)
-        if fmt == "fp8" and not all(c and c >= FP8_MIN_CC for c in ccs):
-            warnings.append("fp8 on compute capability %s: no FP8 tensor cores, vLLM falls back to weight-only FP8 "
-                            "kernels (memory saving, no speed-up)" % _cc_text(ccs))
-    if fmt == "fp8":
-        flags += ["--quantization", "fp8"]
-    elif fmt == "fp16":
-        flags += ["--dtype", "half"]
+        return "bf16"
+    plan.decide("weight_format", "fp16", "compute capability %s has no bfloat16: --dtype half" % _cc_text(ccs))
+    return "fp16"
 
-    wbytes = weight_bytes(shape, fmt)
 
-    def kv_tokens(tp):
-        """Tokens of KV cache one GPU of a TP group holds after weights and headroom."""
-        budget = mem * util - wbytes / tp - OVERHEAD_BYTES
-        return int(max(0, budget) // kv_bytes_per_token(shape, tp))
-
-    model_max = shape["max_position_embeddings"] or 4096
-    want_len = int(w["max_model_len"] or 0)
-    need_len = want_len or min(model_max, 4096)
-
-    # tensor parallel or replicas
-    mode, tp = w["mode"], int(w["tensor_parallel_size"] or 0)
-    if mode not in ("auto", "replicas", "tensor_parallel"):
-        raise PlanError("vllm_service_mode=%s; choose one of auto, replicas, tensor_parallel" % mode)
+def choose_parallelism(plan, p2p):
+    """Step 3: the tensor-parallel size, asked or decided, and the GPU groups it makes."""
+    w, n = plan.w, len(plan.used)
+    plan.want_len = int(w["max_model_len"] or 0)
+    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
+    tp = int(w["tensor_parallel_size"] or 0)
     if tp > n:
-        raise PlanError("vllm_service_tensor_parallel_size=%d is larger than the %d GPU(s) used (%s)" % (tp, n, used))
-    if tp and shape["heads"] % tp:
+        raise PlanError("vllm_service_tensor_parallel_size=%d is larger than the %d GPU(s) used (%s)"
+                        % (tp, n, plan.used))
+    if tp and plan.shape["heads"] % tp:
         raise PlanError("vllm_service_tensor_parallel_size=%d does not divide the model's %d attention heads"
-                        % (tp, shape["heads"]))
-    pair_codes = _pairs(used, p2p)
-    p2p_ok = bool(pair_codes) and all(c == "OK" for c in pair_codes.values())
-    fits_one = kv_tokens(1) >= need_len
-    if mode == "replicas" or tp == 1:
-        tp = 1
-        if not fits_one:
-            raise PlanError("vllm_service_mode=replicas: one GPU (%.1f GiB at utilization %.2f) cannot hold the "
-                            "%.1f GiB of weights plus %d tokens of KV cache; use tensor_parallel"
-                            % (mem / GIB, util, wbytes / GIB, need_len))
-        _decide(decisions, "mode", "replicas", "asked (vllm_service_mode=replicas)")
-    elif tp > 1 or mode == "tensor_parallel":
-        if not tp:
-            tp = _smallest_tp(shape, n, kv_tokens, need_len) or n
-        if kv_tokens(tp) < need_len:
-            raise PlanError("vllm_service_tensor_parallel_size=%d: %d GPU(s) cannot hold the weights plus %d tokens "
-                            "of KV cache" % (tp, tp, need_len))
-        _decide(decisions, "mode", "tensor_parallel", "asked: TP=%d" % tp)
-    elif fits_one:
-        tp = 1
-        why = ("the model (%.1f GiB of %s weights) fits one GPU with room for %d tokens of KV cache"
-               % (wbytes / GIB, fmt, kv_tokens(1)))
-        if n > 1:
-            why += ("; one replica per GPU serves twice the requests with no all-reduce between GPUs%s"
-                    % ("" if p2p_ok else ", which matters here: the GPUs have no peer-to-peer path (%s), so "
-                       "tensor-parallel all-reduce would go through host memory" % _pairs_text(pair_codes)))
-        _decide(decisions, "mode", "replicas", why)
+                        % (tp, plan.shape["heads"]))
+    if w["mode"] == "replicas" or tp == 1:
+        plan.tp = _asked_replicas(plan)
+    elif tp > 1 or w["mode"] == "tensor_parallel":
+        plan.tp = _asked_tensor_parallel(plan, tp)
+    elif plan.kv_tokens(1) >= plan.need_len:
+        plan.tp = _decided_replicas(plan, _pairs(plan.used, p2p))
     else:
-        tp = _smallest_tp(shape, n, kv_tokens, need_len)
-        if not tp and want_len:
-            best = max(kv_tokens(t) for t in (1, 2, 4, 8) if t <= n)
-            raise PlanError("vllm_service_max_model_len=%d does not fit: even split over %d GPU(s) the KV-cache budget "
-                            "holds about %d tokens per replica" % (want_len, n, best))
-        if not tp:
-            raise PlanError("the model (%.1f GiB of %s weights, %d tokens of context) does not fit the %d GPU(s) "
-                            "of %.1f GiB even with tensor parallel; lower vllm_service_max_model_len, choose a "
-                            "smaller vllm_service_weight_format, or quantize"
-                            % (wbytes / GIB, fmt, need_len, n, mem / GIB))
-        _decide(decisions, "mode", "tensor_parallel", "the model does not fit one GPU; TP=%d is the smallest split "
-                "that holds the weights and %d tokens of KV cache" % (tp, need_len))
-    groups = [used[k:k + tp] for k in range(0, n - n % tp, tp)]
+        plan.tp = _decided_tensor_parallel(plan)
+    tp = plan.tp
+    plan.groups = [plan.used[k:k + tp] for k in range(0, n - n % tp, tp)]
     if n % tp:
-        warnings.append("GPU(s) %s left unused: %d GPU(s) do not split into groups of %d"
-                        % (used[n - n % tp:], n, tp))
+        plan.warn("GPU(s) %s left unused: %d GPU(s) do not split into groups of %d" % (plan.used[n - n % tp:], n, tp))
 
-    # context length and batch
-    cap = kv_tokens(tp)
-    if want_len:
-        if want_len > cap:
-            raise PlanError("vllm_service_max_model_len=%d does not fit: at TP=%d the KV-cache budget per replica "
-                            "holds about %d tokens (%.1f GiB GPU x %.2f, minus %.1f GiB of weights and %.1f GiB of "
-                            "headroom)" % (want_len, tp, cap, mem / GIB, util, wbytes / tp / GIB,
-                                           OVERHEAD_BYTES / GIB))
-        if shape["max_position_embeddings"] and want_len > shape["max_position_embeddings"]:
-            raise PlanError("vllm_service_max_model_len=%d is beyond the model's max_position_embeddings (%d)"
-                            % (want_len, shape["max_position_embeddings"]))
-        max_len = want_len
-        _decide(decisions, "max_model_len", max_len, "asked; the KV-cache budget holds about %d tokens" % cap)
-    else:
-        max_len = min(model_max, 32768, cap // 1024 * 1024 or cap)
-        _decide(decisions, "max_model_len", max_len, "the model's limit is %d, the KV-cache budget holds about %d "
-                "tokens; capped at 32768 so that several long requests fit at once" % (model_max, cap))
-    want_seqs = int(w["max_num_seqs"] or 0)
-    per_seq = max(1, min(int(w["tokens_per_seq"]), max_len))
+
+def _asked_replicas(plan):
+    if plan.kv_tokens(1) < plan.need_len:
+        raise PlanError("vllm_service_mode=replicas: one GPU (%.1f GiB at utilization %.2f) cannot hold the "
+                        "%.1f GiB of weights plus %d tokens of KV cache; use tensor_parallel"
+                        % (plan.mem / GIB, plan.util, plan.wbytes / GIB, plan.need_len))
+    plan.decide("mode", "replicas", "asked (vllm_service_mode=replicas)")
+    return 1
+
+
+def _asked_tensor_parallel(plan, tp):
+    tp = tp or _smallest_tp(plan) or len(plan.used)
+    if plan.kv_tokens(tp) < plan.need_len:
+        raise PlanError("vllm_service_tensor_parallel_size=%d: %d GPU(s) cannot hold the weights plus %d tokens "
+                        "of KV cache" % (tp, tp, plan.need_len))
+    plan.decide("mode", "tensor_parallel", "asked: TP=%d" % tp)
+    return tp
+
+
+def _decided_replicas(plan, pair_codes):
+    why = ("the model (%.1f GiB of %s weights) fits one GPU with room for %d tokens of KV cache"
+           % (plan.wbytes / GIB, plan.fmt, plan.kv_tokens(1)))
+    if len(plan.used) > 1:
+        p2p_ok = bool(pair_codes) and all(c == "OK" for c in pair_codes.values())
+        why += ("; one replica per GPU serves twice the requests with no all-reduce between GPUs%s"
+                % ("" if p2p_ok else ", which matters here: the GPUs have no peer-to-peer path (%s), so "
+                   "tensor-parallel all-reduce would go through host memory" % _pairs_text(pair_codes)))
+    plan.decide("mode", "replicas", why)
+    return 1
+
+
+def _decided_tensor_parallel(plan):
+    n, tp = len(plan.used), _smallest_tp(plan)
+    if not tp and plan.want_len:
+        best = max(plan.kv_tokens(t) for t in (1, 2, 4, 8) if t <= n)
+        raise PlanError("vllm_service_max_model_len=%d does not fit: even split over %d GPU(s) the KV-cache budget "
+                        "holds about %d tokens per replica" % (plan.want_len, n, best))
+    if not tp:
+        raise PlanError("the model (%.1f GiB of %s weights, %d tokens of context) does not fit the %d GPU(s) "
+                        "of %.1f GiB even with tensor parallel; lower vllm_service_max_model_len, choose a "
+                        "smaller vllm_service_weight_format, or quantize"
+                        % (plan.wbytes / GIB, plan.fmt, plan.need_len, n, plan.mem / GIB))
+    plan.decide("mode", "tensor_parallel", "the model does not fit one GPU; TP=%d is the smallest split "
+                "that holds the weights and %d tokens of KV cache" % (tp, plan.need_len))
+    return tp
+
+
+def size_context_and_batch(plan):
+    """Step 4: --max-model-len and --max-num-seqs within the KV-cache budget of one replica."""
+    plan.cap = cap = plan.kv_tokens(plan.tp)
+    plan.max_len = _context_length(plan, cap)
+    want_seqs = int(plan.w["max_num_seqs"] or 0)
+    per_seq = max(1, min(int(plan.w["tokens_per_seq"]), plan.max_len))
     if want_seqs:
-        max_seqs = want_seqs
-        _decide(decisions, "max_num_seqs", max_seqs, "asked")
+        plan.max_seqs = want_seqs
+        plan.decide("max_num_seqs", want_seqs, "asked")
         if want_seqs * per_seq > cap:
-            warnings.append("vllm_service_max_num_seqs=%d x %d tokens exceeds the ~%d-token KV cache: expect "
-                            "preemption under full load" % (want_seqs, per_seq, cap))
+            plan.warn("vllm_service_max_num_seqs=%d x %d tokens exceeds the ~%d-token KV cache: expect "
+                      "preemption under full load" % (want_seqs, per_seq, cap))
     else:
-        max_seqs = max(1, min(MAX_NUM_SEQS_CAP, cap // per_seq))
-        _decide(decisions, "max_num_seqs", max_seqs, "%d sequences of %d tokens fill the ~%d-token KV cache "
-                "without preemption (at most %d)" % (max_seqs, per_seq, cap, MAX_NUM_SEQS_CAP))
+        plan.max_seqs = max(1, min(MAX_NUM_SEQS_CAP, cap // per_seq))
+        plan.decide("max_num_seqs", plan.max_seqs, "%d sequences of %d tokens fill the ~%d-token KV cache "
+                    "without preemption (at most %d)" % (plan.max_seqs, per_seq, cap, MAX_NUM_SEQS_CAP))
 
-    # CUDA graphs
-    if w["enforce_eager"]:
-        flags.append("--enforce-eager")
-        warnings.append("vllm_service_enforce_eager=true turns CUDA graphs and torch.compile off: a debug switch; "
-                        "on a lent H200 it cut decode throughput 5.9-6.8x")
-        _decide(decisions, "cuda_graphs", False, "vllm_service_enforce_eager=true (debug)")
+
+def _context_length(plan, cap):
+    want, limit = plan.want_len, plan.shape["max_position_embeddings"]
+    if not want:
+        model_max = limit or 4096
+        max_len = min(model_max, 32768, cap // 1024 * 1024 or cap)
+        plan.decide("max_model_len", max_len, "the model's limit is %d, the KV-cache budget holds about %d "
+                    "tokens; capped at 32768 so that several long requests fit at once" % (model_max, cap))
+        return max_len
+    if want > cap:
+        raise PlanError("vllm_service_max_model_len=%d does not fit: at TP=%d the KV-cache budget per replica "
+                        "holds about %d tokens (%.1f GiB GPU x %.2f, minus %.1f GiB of weights and %.1f GiB of "
+                        "headroom)" % (want, plan.tp, cap, plan.mem / GIB, plan.util, plan.wbytes / plan.tp / GIB,
+                                       OVERHEAD_BYTES / GIB))
+    if limit and want > limit:
+        raise PlanError("vllm_service_max_model_len=%d is beyond the model's max_position_embeddings (%d)"
+                        % (want, limit))
+    plan.decide("max_model_len", want, "asked; the KV-cache budget holds about %d tokens" % cap)
+    return want
+
+
+def choose_cuda_graphs(plan):
+    """Step 5: CUDA graphs stay on; --enforce-eager only when asked, with a warning."""
+    if plan.w["enforce_eager"]:
+        plan.flags.append("--enforce-eager")
+        plan.warn("vllm_service_enforce_eager=true turns CUDA graphs and torch.compile off: a debug switch; "
+                  "on a lent H200 it cut decode throughput 5.9-6.8x")
+        plan.decide("cuda_graphs", False, "vllm_service_enforce_eager=true (debug)")
     else:
-        _decide(decisions, "cuda_graphs", True, "CUDA graphs stay on (no --enforce-eager): the seed's "
-                "--enforce-eager cut decode throughput 5.9-6.8x on a lent H200")
+        plan.decide("cuda_graphs", True, "CUDA graphs stay on (no --enforce-eager): the seed's "
+                    "--enforce-eager cut decode throughput 5.9-6.8x on a lent H200")
 
-    # per replica: GPUs, NCCL, NUMA, argv
-    nodes = sorted({by_index[i].get("numa_node") for i in used if by_index[i].get("numa_node") is not None})
-    numa_on = w["numa"] == "auto" and len(nodes) > 1
-    _decide(decisions, "numa", "bind" if numa_on else "off",
-            "the GPUs sit on NUMA nodes %s: each replica runs on its GPU's node" % nodes if numa_on else
-            ("vllm_service_numa=off" if w["numa"] == "off" else
-             "the GPUs share %s: binding would only narrow the scheduler" %
-             ("NUMA node %s" % nodes[0] if nodes else "one memory domain (no NUMA information)")))
-    name = w["served_model_name"] or (w["model_path"].rstrip("/").rsplit("/", 1)[-1] if w["model_path"] else "model")
-    replicas = []
-    for k, group in enumerate(groups):
-        env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in group)}
-        rflags = list(flags)
-        if tp > 1:
-            codes = _pairs(group, p2p)
-            if not codes or any(c != "OK" for c in codes.values()):
-                env["NCCL_P2P_DISABLE"] = "1"
-                if vllm_options.has(table, "--disable-custom-all-reduce"):
-                    rflags.append("--disable-custom-all-reduce")
-                _decide(decisions, "p2p[%d]" % k, "off", "GPUs %s have no peer-to-peer path (%s): NCCL_P2P_DISABLE=1 "
+
+def choose_numa(plan):
+    """Step 6: bind each replica to its GPU's node when the GPUs sit on several."""
+    nodes = sorted({plan.by_index[i].get("numa_node") for i in plan.used
+                    if plan.by_index[i].get("numa_node") is not None})
+    plan.numa_on = plan.w["numa"] == "auto" and len(nodes) > 1
+    if plan.numa_on:
+        why = "the GPUs sit on NUMA nodes %s: each replica runs on its GPU's node" % nodes
+    elif plan.w["numa"] == "off":
+        why = "vllm_service_numa=off"
+    else:
+        why = ("the GPUs share %s: binding would only narrow the scheduler"
+               % ("NUMA node %s" % nodes[0] if nodes else "one memory domain (no NUMA information)"))
+    plan.decide("numa", "bind" if plan.numa_on else "off", why)
+
+
+def build_replicas(plan, p2p):
+    """Step 7: one replica per GPU group, with its port, environment, NUMA node and options."""
+    w = plan.w
+    plan.model_path = w["model_path"]
+    plan.name = w["served_model_name"] or (plan.model_path.rstrip("/").rsplit("/", 1)[-1] if plan.model_path
+                                           else "model")
+    return [_replica(plan, k, group, p2p) for k, group in enumerate(plan.groups)]
+
+
+def _replica(plan, k, group, p2p):
+    env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in group)}
+    flags = list(plan.flags)
+    if plan.tp > 1:
+        codes = _pairs(group, p2p)
+        if not codes or any(c != "OK" for c in codes.values()):
+            env["NCCL_P2P_DISABLE"] = "1"
+            if vllm_options.has(plan.table, "--disable-custom-all-reduce"):
+                flags.append("--disable-custom-all-reduce")
+            plan.decide("p2p[%d]" % k, "off", "GPUs %s have no peer-to-peer path (%s): NCCL_P2P_DISABLE=1 "
                         "and vLLM's custom all-reduce off, which needs P2P" % (group, _pairs_text(codes) or "unknown"))
-        node = None
-        group_nodes = {by_index[i].get("numa_node") for i in group}
-        if numa_on and len(group_nodes) == 1:
-            node = group_nodes.pop()
-        port = int(w["base_port"]) + k
-        argv = ["serve", w["model_path"], "--host", w["host"], "--port", str(port), "--served-model-name", name,
-                "--max-model-len", str(max_len), "--max-num-seqs", str(max_seqs),
-                "--gpu-memory-utilization", "%.2f" % util]
-        if tp > 1:
-            argv += ["--tensor-parallel-size", str(tp)]
-        if vllm_options.has(table, "--shutdown-timeout") and int(w["shutdown_timeout"]) > 0:
-            argv += ["--shutdown-timeout", str(int(w["shutdown_timeout"]))]
-        argv += rflags
-        replicas.append({"name": str(k), "gpus": group, "port": port, "numa_node": node,
-                         "cpus": by_index[group[0]].get("cpu_affinity") if node is not None else None,
-                         "env": env, "argv": argv + [str(a) for a in w["extra_args"]]})
+    group_nodes = {plan.by_index[i].get("numa_node") for i in group}
+    node = group_nodes.pop() if plan.numa_on and len(group_nodes) == 1 else None
+    port = int(plan.w["base_port"]) + k
+    return {"name": str(k), "gpus": group, "port": port, "numa_node": node,
+            "cpus": plan.by_index[group[0]].get("cpu_affinity") if node is not None else None,
+            "env": env, "options": _options(plan, port) + flags}
 
-    errors = vllm_options.validate(replicas[0]["argv"][2:len(replicas[0]["argv"]) - len(w["extra_args"])], table,
-                                   "the serving plan")
-    errors += vllm_options.validate(list(w["extra_args"]), table, "vllm_service_extra_args", refuse_owned=True)
+
+def _options(plan, port):
+    w = plan.w
+    opts = ["--host", w["host"], "--port", str(port), "--served-model-name", plan.name,
+            "--max-model-len", str(plan.max_len), "--max-num-seqs", str(plan.max_seqs),
+            "--gpu-memory-utilization", "%.2f" % plan.util]
+    if plan.tp > 1:
+        opts += ["--tensor-parallel-size", str(plan.tp)]
+    if vllm_options.has(plan.table, "--shutdown-timeout") and int(w["shutdown_timeout"]) > 0:
+        opts += ["--shutdown-timeout", str(int(w["shutdown_timeout"]))]
+    return opts
+
+
+def add_extra_args(plan, replicas):
+    """Step 8: the plan's own options, and the user's, checked against the real parser of the profile's vLLM;
+    the user's go after the plan's on every replica."""
+    extra = [str(a) for a in plan.w["extra_args"]]
+    errors = vllm_options.validate(list(replicas[0]["options"]), plan.table, "the serving plan")
+    errors += vllm_options.validate(extra, plan.table, "vllm_service_extra_args", refuse_owned=True)
     if errors:
         raise PlanError("; ".join(errors))
+    for r in replicas:
+        r["options"] += extra
+
+
+def _result(plan, replicas):
+    shape = plan.shape
     return {
-        "mode": "tensor_parallel" if tp > 1 else "replicas",
-        "tensor_parallel_size": tp,
-        "weight_format": fmt,
-        "max_model_len": max_len,
-        "max_num_seqs": max_seqs,
-        "served_model_name": name,
+        "mode": "tensor_parallel" if plan.tp > 1 else "replicas",
+        "tensor_parallel_size": plan.tp,
+        "weight_format": plan.fmt,
+        "max_model_len": plan.max_len,
+        "max_num_seqs": plan.max_seqs,
+        "served_model_name": plan.name,
+        "model_path": plan.model_path,
         "replicas": replicas,
-        "decisions": decisions,
-        "warnings": warnings,
-        "estimates": {"params": shape["params"], "weight_gib": round(wbytes / GIB, 2),
-                      "kv_bytes_per_token": kv_bytes_per_token(shape, tp), "kv_tokens_per_replica": cap,
-                      "gpu_memory_gib": round(mem / GIB, 1)},
+        "decisions": plan.decisions,
+        "warnings": plan.warnings,
+        "estimates": {"params": shape["params"], "weight_gib": round(plan.wbytes / GIB, 2),
+                      "kv_bytes_per_token": kv_bytes_per_token(shape, plan.tp), "kv_tokens_per_replica": plan.cap,
+                      "gpu_memory_gib": round(plan.mem / GIB, 1)},
         "model": {k: shape[k] for k in ("architecture", "layers", "heads", "kv_heads", "head_dim",
                                         "max_position_embeddings", "quantization")},
-        "vllm_version": table.get("vllm_version"),
+        "vllm_version": plan.table.get("vllm_version"),
     }
 
 
-def _smallest_tp(shape, n, kv_tokens, need_len):
+def _smallest_tp(plan):
     for tp in (2, 4, 8):
-        if tp <= n and shape["heads"] % tp == 0 and kv_tokens(tp) >= need_len:
+        if tp <= len(plan.used) and plan.shape["heads"] % tp == 0 and plan.kv_tokens(tp) >= plan.need_len:
             return tp
     return 0
+
+
+def _all_at_least(ccs, minimum):
+    return all(c and c >= minimum for c in ccs)
 
 
 def _pairs(group, p2p):

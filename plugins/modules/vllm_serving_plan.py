@@ -37,9 +37,61 @@ options:
     description: The model's config, when it is not on the host yet (check mode before the download).
     type: dict
   wishes:
-    description: The user's wishes (the C(vllm_service_*) variables without the prefix); see the role's README.
+    description:
+      - The user's wishes, the C(vllm_service_*) variables without the prefix; see the role's README.
+      - A wish left out (or null) takes the planner's default, which is the role's default.
     type: dict
     default: {}
+    suboptions:
+      gpus:
+        description: C(all), or a list of GPU indices.
+        type: raw
+      mode:
+        description: Tensor parallel or one replica per GPU group; C(auto) decides.
+        type: str
+        choices: [auto, replicas, tensor_parallel]
+      tensor_parallel_size:
+        description: GPUs per replica; C(0) decides.
+        type: int
+      weight_format:
+        description: C(auto) decides from the GPUs; C(checkpoint) serves a quantized checkpoint as it is.
+        type: str
+        choices: [auto, checkpoint, bf16, fp16, fp8]
+      max_model_len:
+        description: Context length; C(0) decides within the KV-cache budget.
+        type: int
+      max_num_seqs:
+        description: Concurrent sequences per replica; C(0) decides within the KV-cache budget.
+        type: int
+      tokens_per_seq:
+        description: Typical prompt plus output tokens, for C(max_num_seqs).
+        type: int
+      gpu_memory_utilization:
+        description: Share of each GPU's memory vLLM may use, 0.1 to 0.98.
+        type: float
+      enforce_eager:
+        description: Turn CUDA graphs off (a debug switch).
+        type: bool
+      numa:
+        description: Bind each replica to its GPU's NUMA node when the GPUs sit on several (C(auto)), or not.
+        type: str
+        choices: [auto, "off"]
+      host:
+        description: Address every replica listens on.
+        type: str
+      base_port:
+        description: Port of the first replica; the next replicas take the following ports.
+        type: int
+      served_model_name:
+        description: Model name clients send; empty means the model folder's name.
+        type: str
+      shutdown_timeout:
+        description: Seconds a replica drains on SIGTERM, where the vLLM version has C(--shutdown-timeout).
+        type: int
+      extra_args:
+        description: More C(vllm serve) options, checked against I(option_table).
+        type: list
+        elements: str
   option_table:
     description: Option table of the profile's C(vllm serve) (C(vllm_version) and C(options)).
     type: dict
@@ -63,9 +115,10 @@ EXAMPLES = r"""
 RETURN = r"""
 plan:
   description:
+    - The command of replica C(k) is C(vllm serve <model_path> <replicas[k].options...>), with C(replicas[k].env).
     - C(mode) (replicas or tensor_parallel), C(tensor_parallel_size), C(weight_format), C(max_model_len), C(max_num_seqs),
-      C(served_model_name), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env), C(argv)),
-      C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version).
+      C(served_model_name), C(model_path), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env),
+      C(options)), C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version).
   returned: success
   type: dict
 """
@@ -75,7 +128,28 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError, make_plan
+from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import WISH_CHOICES, PlanError, make_plan
+
+# The wishes' types; their allowed values come from the planner (WISH_CHOICES), their defaults too.
+WISH_TYPES = {
+    "gpus": "raw", "mode": "str", "tensor_parallel_size": "int", "weight_format": "str", "max_model_len": "int",
+    "max_num_seqs": "int", "tokens_per_seq": "int", "gpu_memory_utilization": "float", "enforce_eager": "bool",
+    "numa": "str", "host": "str", "base_port": "int", "served_model_name": "str", "shutdown_timeout": "int",
+    "extra_args": "list",
+}
+
+
+def wish_spec():
+    spec = {}
+    for name, kind in WISH_TYPES.items():
+        spec[name] = dict(type=kind)
+        if name in WISH_CHOICES:
+            spec[name]["choices"] = WISH_CHOICES[name]
+        if kind == "list":
+            spec[name]["elements"] = "str"
+        if name == "tokens_per_seq":
+            spec[name]["no_log"] = False     # a token count, not a secret
+    return spec
 
 
 def main():
@@ -85,7 +159,7 @@ def main():
             p2p=dict(type="dict", default={}),
             model_path=dict(type="path", required=True),
             model_config=dict(type="dict"),
-            wishes=dict(type="dict", default={}),
+            wishes=dict(type="dict", default={}, options=wish_spec()),
             option_table=dict(type="dict", required=True),
         ),
         supports_check_mode=True,

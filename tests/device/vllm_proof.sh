@@ -58,9 +58,9 @@ n=$("$PY" -c "import json; print(len(json.load(open('$OUT/plan.json'))['plan']['
 pids=()
 for k in $(seq 0 $((n - 1))); do
   eval "$("$PY" -c "
-import json, shlex; r = json.load(open('$OUT/plan.json'))['plan']['replicas'][$k]
+import json, shlex; p = json.load(open('$OUT/plan.json'))['plan']; r = p['replicas'][$k]
 print(' '.join('export %s=%s;' % (a, shlex.quote(b)) for a, b in r['env'].items()))
-print('ARGV=(' + ' '.join(shlex.quote(a) for a in r['argv']) + ')')")"
+print('ARGV=(' + ' '.join(shlex.quote(a) for a in ['serve', p['model_path']] + r['options']) + ')')")"
   echo "replica $k: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES vllm ${ARGV[*]}" | tee -a "$OUT/commands.txt"
   "$PY" -m vllm.entrypoints.cli.main "${ARGV[@]}" > "$OUT/server-$k.log" 2>&1 &
   pids+=($!)

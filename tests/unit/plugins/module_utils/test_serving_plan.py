@@ -72,12 +72,12 @@ def test_design_card_box_serves_the_seed_model_as_two_fp8_replicas_without_p2p(r
     assert d["numa"]["value"] == "off"
     r = p["replicas"][0]
     assert r["env"] == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "0"}
-    assert r["argv"][:2] == ["serve", "/srv/models/m"]
-    assert "--enforce-eager" not in r["argv"] and "--shutdown-timeout" not in r["argv"]  # 0.6.3 has no drain option
-    assert r["argv"][r["argv"].index("--quantization") + 1] == "fp8"
+    assert p["model_path"] == "/srv/models/m" and r["options"][:2] == ["--host", "127.0.0.1"]
+    assert "--enforce-eager" not in r["options"] and "--shutdown-timeout" not in r["options"]  # 0.6.3 has no drain option
+    assert r["options"][r["options"].index("--quantization") + 1] == "fp8"
     assert p["max_model_len"] == 32768                 # the model's own limit fits easily
     assert 1 <= p["max_num_seqs"] <= 256
-    assert vllm_options.validate(r["argv"][2:], table("0.6.3"), "x") == []
+    assert vllm_options.validate(r["options"], table("0.6.3"), "x") == []
 
 
 AWQ_CONFIG = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
@@ -91,10 +91,10 @@ def test_a_model_too_big_for_one_consumer_gpu_goes_tensor_parallel_with_p2p_off(
     assert len(p["replicas"]) == 1 and p["replicas"][0]["gpus"] == [0, 1]
     r = p["replicas"][0]
     assert r["env"]["NCCL_P2P_DISABLE"] == "1"
-    assert "--disable-custom-all-reduce" in r["argv"]
-    assert r["argv"][r["argv"].index("--tensor-parallel-size") + 1] == "2"
+    assert "--disable-custom-all-reduce" in r["options"]
+    assert r["options"][r["options"].index("--tensor-parallel-size") + 1] == "2"
     # the checkpoint says AWQ: vLLM reads it; no --quantization flag is forced
-    assert p["weight_format"] == "awq" and "--quantization" not in r["argv"]
+    assert p["weight_format"] == "awq" and "--quantization" not in r["options"]
     assert "does not fit one GPU" in keyed(p)["mode"]["reason"]
     assert "no peer-to-peer path (0,1: NS)" in keyed(p)["p2p[0]"]["reason"]
 
@@ -107,7 +107,7 @@ def test_h200_pair_with_nvlink_serves_current_model_as_replicas(h200x2_facts):
     assert "no peer-to-peer" not in keyed(p)["mode"]["reason"]
     for r in p["replicas"]:
         assert "NCCL_P2P_DISABLE" not in r["env"]
-        assert r["argv"][r["argv"].index("--shutdown-timeout") + 1] == "30"   # 0.33.0 drains
+        assert r["options"][r["options"].index("--shutdown-timeout") + 1] == "30"   # 0.33.0 drains
     assert p["max_model_len"] == 32768
     assert p["max_num_seqs"] == 256
 
@@ -135,7 +135,7 @@ def test_cuda_graphs_stay_on_unless_eager_is_asked(rtx4090x2):
     gpus, p2p = rtx4090x2
     assert keyed(plan(gpus, p2p, QWEN25_3B))["cuda_graphs"]["value"] is True
     p = plan(gpus, p2p, QWEN25_3B, enforce_eager=True)
-    assert "--enforce-eager" in p["replicas"][0]["argv"]
+    assert "--enforce-eager" in p["replicas"][0]["options"]
     assert any("debug switch" in w for w in p["warnings"])
 
 
@@ -143,16 +143,16 @@ def test_older_gpus_get_fp16_or_bf16_not_fp8():
     turing = [{"index": 0, "name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360, "numa_node": None}]
     p = plan(turing, {}, QWEN25_3B, version="0.6.3")
     assert p["weight_format"] == "fp16"
-    assert p["replicas"][0]["argv"][-2:] == ["--dtype", "half"]
+    assert p["replicas"][0]["options"][-2:] == ["--dtype", "half"]
     ampere = [dict(turing[0], name="NVIDIA A10", compute_capability="8.6", memory_total_mib=23028)]
     p = plan(ampere, {}, QWEN25_3B)
-    assert p["weight_format"] == "bf16" and "--quantization" not in p["replicas"][0]["argv"]
+    assert p["weight_format"] == "bf16" and "--quantization" not in p["replicas"][0]["options"]
 
 
 def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
     gpus, p2p = rtx4090x2
     p = plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching", "--kv-cache-dtype", "fp8"])
-    assert p["replicas"][1]["argv"][-3:] == ["--enable-prefix-caching", "--kv-cache-dtype", "fp8"]
+    assert p["replicas"][1]["options"][-3:] == ["--enable-prefix-caching", "--kv-cache-dtype", "fp8"]
     with pytest.raises(sp.PlanError, match=r"vllm_service_extra_args: --swap-space is not an option of vllm serve "
                                            r"in vLLM 0\.33\.0"):
         plan(gpus, p2p, QWEN25_3B, extra_args=["--swap-space", "4"])          # removed after 0.6
@@ -212,3 +212,93 @@ def test_shipped_tables_are_the_real_parsers(shared, version):
     assert set(mine["options"]) == set(dump["options"])
     for flag, spec in dump["options"].items():
         assert mine["options"][flag]["takes_value"] == spec["takes_value"], flag
+
+
+# The planner's steps, one at a time, on a plan that has gone through the steps before them.
+
+def started(facts, config=None, version="0.33.0", **wishes):
+    p = sp._Plan(dict(wishes, model_path="/srv/models/m"), config or QWEN25_3B, table(version))
+    sp.select_gpus(p, facts)
+    return p
+
+
+def test_step_select_gpus_takes_the_smallest_memory_and_names_a_missing_gpu(rtx4090x2):
+    gpus = rtx4090x2[0]
+    mixed = [gpus[0], dict(gpus[1], memory_total_mib=12282, compute_capability="8.6")]
+    p = started(mixed)
+    assert p.used == [0, 1] and p.mem == 12282 * 1024 * 1024 and p.ccs == [(8, 9), (8, 6)]
+    assert started(mixed, gpus=[1]).used == [1]
+    with pytest.raises(sp.PlanError, match=r"vllm_service_gpus=\[3\] names GPU\(s\) \[3\], but the host has \[0, 1\]"):
+        started(mixed, gpus=[3])
+    with pytest.raises(sp.PlanError, match="no memory size"):
+        started([dict(gpus[0], memory_total_mib=None)])
+
+
+def test_step_weight_format_takes_the_weakest_gpu(rtx4090x2):
+    gpus = rtx4090x2[0]
+    p = started([gpus[0], dict(gpus[1], compute_capability="8.6")])
+    sp.choose_weight_format(p)
+    assert p.fmt == "bf16" and p.flags == [] and "compute capability 8.6/8.9" in p.decisions[0]["reason"]
+    p = started([dict(gpus[0], compute_capability="8.6")], weight_format="fp8")
+    sp.choose_weight_format(p)
+    assert p.flags == ["--quantization", "fp8"] and "no FP8 tensor cores" in p.warnings[0]
+    assert p.wbytes == sp.weight_bytes(p.shape, "fp8") < sp.weight_bytes(p.shape, "bf16")
+
+
+def test_step_parallelism_leaves_an_odd_gpu_out_with_a_warning(h200x2_facts):
+    three = [dict(h200x2_facts["gpus"][0], index=i) for i in range(3)]
+    p = started(three, config=QWEN3_4B, tensor_parallel_size=2)
+    sp.choose_weight_format(p)
+    sp.choose_parallelism(p, {})
+    assert p.tp == 2 and p.groups == [[0, 1]]
+    assert p.warnings == ["GPU(s) [2] left unused: 3 GPU(s) do not split into groups of 2"]
+    assert p.decisions[-1] == {"key": "mode", "value": "tensor_parallel", "reason": "asked: TP=2"}
+
+
+def test_step_context_and_batch_fill_the_kv_budget(rtx4090x2):
+    gpus = rtx4090x2[0]
+    p = started(gpus, max_num_seqs=4096)
+    for step in (sp.choose_weight_format, lambda q: sp.choose_parallelism(q, {}), sp.size_context_and_batch):
+        step(p)
+    assert p.cap == p.kv_tokens(1) > 0 and p.max_len == 32768
+    assert p.max_seqs == 4096 and "expect preemption" in p.warnings[0]
+
+
+def test_step_numa_and_replicas(h200x2_facts):
+    gpus = [dict(h200x2_facts["gpus"][0], numa_node=0, cpu_affinity="0-7"),
+            dict(h200x2_facts["gpus"][1], numa_node=1, cpu_affinity="8-15")]
+    p = started(gpus, config=QWEN3_4B, numa="off")
+    for step in (sp.choose_weight_format, lambda q: sp.choose_parallelism(q, {}), sp.size_context_and_batch,
+                 sp.choose_cuda_graphs, sp.choose_numa):
+        step(p)
+    assert p.decisions[-1] == {"key": "numa", "value": "off", "reason": "vllm_service_numa=off"}
+    replicas = sp.build_replicas(p, {})
+    assert [(r["numa_node"], r["cpus"], r["port"]) for r in replicas] == [(None, None, 8000), (None, None, 8001)]
+    assert p.name == "m" and all(r["options"][-2:] == ["--quantization", "fp8"] for r in replicas)
+
+
+def test_extra_args_go_after_the_plans_options_on_every_replica_and_the_model_path_apart(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, QWEN25_3B, model_path="/srv/models/a b", extra_args=["--seed", 7])
+    assert p["model_path"] == "/srv/models/a b"
+    assert all(r["options"][-2:] == ["--seed", "7"] and "/srv/models/a b" not in r["options"] for r in p["replicas"])
+
+
+def test_the_wishes_allowed_values_have_one_home():
+    """The module's argument spec takes its choices from the planner; the role's argument_specs and the
+    module's documentation must say the same, and the role passes exactly the wishes the module declares."""
+    import yaml
+    from ansible_collections.llmhost.vllm.plugins.modules import vllm_serving_plan as mod
+    spec = mod.wish_spec()
+    assert {k: v["choices"] for k, v in spec.items() if "choices" in v} == sp.WISH_CHOICES
+    assert set(spec) == set(sp.DEFAULT_WISHES) - {"model_path"}
+    doc = yaml.safe_load(mod.DOCUMENTATION)["options"]["wishes"]["suboptions"]
+    assert {k: doc[k]["choices"] for k in doc if "choices" in doc[k]} == sp.WISH_CHOICES
+    assert {k: doc[k]["type"] for k in doc} == mod.WISH_TYPES
+    role = ROOT / "roles" / "vllm_service"
+    argspec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    for key, allowed in sp.WISH_CHOICES.items():
+        assert argspec["vllm_service_" + key]["choices"] == allowed, key
+    task = [t for t in yaml.safe_load((role / "tasks" / "preflight.yml").read_text())
+            if "llmhost.vllm.vllm_serving_plan" in t][0]
+    assert set(task["llmhost.vllm.vllm_serving_plan"]["wishes"]) == set(spec)
