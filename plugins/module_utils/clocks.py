@@ -13,6 +13,7 @@ import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
+from ansible_collections.llmhost.vllm.plugins.module_utils import pci
 
 SMI_CLOCK_FIELDS = ("index", "uuid", "pci.bus_id", "name", "clocks.current.graphics", "clocks.current.sm",
                     "clocks.current.memory", "clocks.max.graphics", "clocks.max.sm", "clocks.max.memory",
@@ -34,26 +35,17 @@ def _status(entry):
     return "ok" if isinstance(entry, dict) and "ok" in entry else "unknown"
 
 
-def _w(mw):
-    return round(mw / 1000.0, 2) if isinstance(mw, (int, float)) else None
-
-
 def info_from_nvml(dump):
     """Per-GPU clock, power and thermal state from an NVML dump collected with clocks=True."""
     out = []
     for dev in (dump or {}).get("devices") or []:
         if nv.err(dev.get("handle")):
             continue
-        pci = nv.ok(dev.get("nvmlDeviceGetPciInfo_v3")) or nv.ok(dev.get("nvmlDeviceGetPciInfo")) or {}
         app = dev.get("appclock_graphics")
-        constraints = nv.ok(dev.get("nvmlDeviceGetPowerManagementLimitConstraints"))
+        limit_min, limit_max = nv.power_constraints_w(dev)
         pmode = nv.ok(dev.get("nvmlDeviceGetPersistenceMode"))
         supported_gr = nv.ok(dev.get("supported_graphics_clocks_at_max_mem")) or []
-        out.append({
-            "index": dev.get("index"),
-            "uuid": nv.ok(dev.get("nvmlDeviceGetUUID")),
-            "pci_bus_id": smi.bus_id(pci.get("busId") or pci.get("busIdLegacy")),
-            "name": nv.ok(dev.get("nvmlDeviceGetName")),
+        out.append(dict(nv.device_identity(dev), **{
             "clocks_mhz": dict((c, {"current": nv.ok(dev.get("clock_" + k)), "max": nv.ok(dev.get("maxclock_" + k))})
                                for c, k in (("graphics", "graphics"), ("sm", "sm"), ("memory", "mem"))),
             "applications_clocks": {
@@ -76,15 +68,15 @@ def info_from_nvml(dump):
             },
             "persistence_mode": bool(pmode) if pmode is not None else None,
             "power": {
-                "draw_w": _w(nv.ok(dev.get("nvmlDeviceGetPowerUsage"))),
-                "limit_w": _w(nv.ok(dev.get("nvmlDeviceGetPowerManagementLimit"))),
-                "default_limit_w": _w(nv.ok(dev.get("nvmlDeviceGetPowerManagementDefaultLimit"))),
-                "min_limit_w": _w(constraints[0]) if isinstance(constraints, list) and len(constraints) == 2 else None,
-                "max_limit_w": _w(constraints[1]) if isinstance(constraints, list) and len(constraints) == 2 else None,
+                "draw_w": nv.watts(nv.ok(dev.get("nvmlDeviceGetPowerUsage"))),
+                "limit_w": nv.watts(nv.ok(dev.get("nvmlDeviceGetPowerManagementLimit"))),
+                "default_limit_w": nv.watts(nv.ok(dev.get("nvmlDeviceGetPowerManagementDefaultLimit"))),
+                "min_limit_w": limit_min,
+                "max_limit_w": limit_max,
             },
             "temperature_c": nv.ok(dev.get("temperature")),
             "pstate": "P%s" % nv.ok(dev.get("nvmlDeviceGetPerformanceState")) if nv.ok(dev.get("nvmlDeviceGetPerformanceState")) is not None else None,
-        })
+        }))
     return out
 
 
@@ -100,7 +92,7 @@ def info_from_smi(rows, supported=None):
         def num(field):
             v = row.get(field)
             return None if v is None or smi.placeholder(v) else smi.number(v)
-        bus = smi.bus_id(row.get("pci.bus_id"))
+        bus = pci.bus_id(row.get("pci.bus_id"))
         sup = (supported or {}).get(row.get("uuid")) or (supported or {}).get(bus) or {}
         gr = sup.get("graphics_mhz_at_max_memory") or []
         app_gr = row.get("clocks.applications.graphics")

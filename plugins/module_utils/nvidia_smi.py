@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import is_cpulist
+from ansible_collections.llmhost.vllm.plugins.module_utils.nvml import P2P_CODES
+from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
 
 # Real escape sequences and their caret-notation copies (^[[4m) as pasted into issues.
 _ANSI_RE = re.compile(r"(\x1b|\^\[)\[[0-9;]*[A-Za-z]")
@@ -20,8 +22,9 @@ LINK_CODES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "PXN")
 _LINK_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)$")
 # A cell that swallowed its neighbour when a paste lost a tab ("NODENODE").
 _LINKS_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)+$")
-P2P_CODES = ("X", "OK", "CNS", "GNS", "TNS", "NS", "DR", "U")
-_P2P_RE = re.compile(r"^(X|OK|CNS|GNS|TNS|NS|DR|U)$")
+# The legend of `topo -p2p`: X on the diagonal, then the codes NVML's P2P status maps to.
+P2P_LEGEND = ("X",) + tuple(P2P_CODES.values())
+_P2P_RE = re.compile(r"^(%s)$" % "|".join(P2P_LEGEND))
 _DEVICE_COL_RE = re.compile(r"(GPU\d+|NIC\d+|mlx\d+_\d+)")
 _ROW_RE = re.compile(r"^\s*(GPU(\d+))(?=\s)")
 # Values nvidia-smi prints when a field has no value on this GPU or driver.
@@ -32,21 +35,6 @@ _NA_RE = re.compile(r"^\[?(N/A|Not Supported|Unknown Error|Requested functionali
 def strip_ansi(text):
     """Remove terminal escape sequences, real or pasted in caret notation."""
     return _ANSI_RE.sub("", text or "")
-
-
-def bus_id(value):
-    """Normalise a PCI address to ``dddd:bb:dd.f``, lowercase, 4-digit domain; None if unreadable."""
-    if not value:
-        return None
-    m = re.search(r"([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])", str(value))
-    if m:
-        dom, bus, dev, fn = m.groups()
-        return "%04x:%s:%s.%s" % (int(dom, 16) & 0xFFFF, bus.lower(), dev.lower(), fn)
-    m = re.search(r"\b([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])\b", str(value))
-    if m:
-        bus, dev, fn = m.groups()
-        return "0000:%s:%s.%s" % (bus.lower(), dev.lower(), fn)
-    return None
 
 
 # --------------------------------------------------------------------------- query CSV

@@ -11,6 +11,8 @@ a failed init or a NotSupported call become entries in the dump.
 
 from __future__ import annotations
 
+from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
+
 # Topology levels of nvmlDeviceGetTopologyCommonAncestor -> `nvidia-smi topo -m` legend codes.
 TOPOLOGY_CODES = {0: "PIX", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 # nvmlGpuP2PStatus_t -> `nvidia-smi topo -p2p` legend codes.
@@ -35,6 +37,30 @@ EVENT_REASONS = [
     (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
 ]
+
+
+def device_identity(dev):
+    """index, name, uuid and PCI address of one device of a dump."""
+    pci = ok(dev.get("nvmlDeviceGetPciInfo_v3")) or ok(dev.get("nvmlDeviceGetPciInfo")) or {}
+    return {
+        "index": dev.get("index"),
+        "name": ok(dev.get("nvmlDeviceGetName")),
+        "uuid": ok(dev.get("nvmlDeviceGetUUID")),
+        "pci_bus_id": bus_id(pci.get("busId") or pci.get("busIdLegacy")),
+    }
+
+
+def watts(milliwatts):
+    """NVML's milliwatts as watts (2 decimals); None when NVML gave no number."""
+    return round(milliwatts / 1000.0, 2) if isinstance(milliwatts, (int, float)) else None
+
+
+def power_constraints_w(dev):
+    """(min, max) power limit in watts a device accepts; (None, None) when NVML did not say."""
+    pair = ok(dev.get("nvmlDeviceGetPowerManagementLimitConstraints"))
+    if isinstance(pair, (list, tuple)) and len(pair) == 2:
+        return watts(pair[0]), watts(pair[1])
+    return None, None
 
 
 def decode_event_reasons(mask):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
-from ansible_collections.llmhost.vllm.plugins.module_utils import pci_ids
+from ansible_collections.llmhost.vllm.plugins.module_utils import pci, pci_ids
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import format_cpulist, parse_cpulist, words_to_cpus
 
 
@@ -24,10 +24,6 @@ PCIE_FIELDS = ("gen_current", "gen_max", "width_current", "width_max")
 SMI_FIELDS = ("index", "name", "uuid", "pci.bus_id", "compute_cap", "memory.total", "pcie.link.gen.current",
               "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max", "persistence_mode",
               "power.limit", "power.min_limit", "power.max_limit", "driver_version")
-
-
-def _watts(milliwatts):
-    return round(milliwatts / 1000.0, 2) if isinstance(milliwatts, (int, float)) else None
 
 
 def _single_node(words):
@@ -44,20 +40,15 @@ def gpus_from_nvml(dump):
             errors.append("GPU %s: NVML cannot open it (%s: %s)."
                           % (dev.get("index"), nv.err(dev["handle"]), dev["handle"].get("msg")))
             continue
-        pci = nv.ok(dev.get("nvmlDeviceGetPciInfo_v3")) or nv.ok(dev.get("nvmlDeviceGetPciInfo")) or {}
         cc = nv.ok(dev.get("nvmlDeviceGetCudaComputeCapability"))
         mem = nv.ok(dev.get("nvmlDeviceGetMemoryInfo")) or {}
         numa = nv.ok(dev.get("nvmlDeviceGetNumaNodeId"))
         if not isinstance(numa, int) or numa < 0:
             numa = _single_node(nv.ok(dev.get("mem_affinity_node")))
         cpus = words_to_cpus(nv.ok(dev.get("cpu_affinity_64")) or [])
-        constraints = nv.ok(dev.get("nvmlDeviceGetPowerManagementLimitConstraints"))
+        limit_min, limit_max = nv.power_constraints_w(dev)
         pmode = nv.ok(dev.get("nvmlDeviceGetPersistenceMode"))
-        gpus.append({
-            "index": dev.get("index"),
-            "name": nv.ok(dev.get("nvmlDeviceGetName")),
-            "uuid": nv.ok(dev.get("nvmlDeviceGetUUID")),
-            "pci_bus_id": smi.bus_id(pci.get("busId") or pci.get("busIdLegacy")),
+        gpus.append(dict(nv.device_identity(dev), **{
             "compute_capability": "%d.%d" % tuple(cc) if isinstance(cc, (list, tuple)) and len(cc) == 2 else None,
             "memory_total_mib": mem.get("total") // (1024 * 1024) if isinstance(mem.get("total"), int) else None,
             "numa_node": numa,
@@ -69,10 +60,10 @@ def gpus_from_nvml(dump):
                 "width_max": nv.ok(dev.get("nvmlDeviceGetMaxPcieLinkWidth")),
             },
             "persistence_mode": bool(pmode) if pmode is not None else None,
-            "power_limit_w": _watts(nv.ok(dev.get("nvmlDeviceGetPowerManagementLimit"))),
-            "power_limit_min_w": _watts(constraints[0]) if isinstance(constraints, list) and len(constraints) == 2 else None,
-            "power_limit_max_w": _watts(constraints[1]) if isinstance(constraints, list) and len(constraints) == 2 else None,
-        })
+            "power_limit_w": nv.watts(nv.ok(dev.get("nvmlDeviceGetPowerManagementLimit"))),
+            "power_limit_min_w": limit_min,
+            "power_limit_max_w": limit_max,
+        }))
     by_bus = dict((g["pci_bus_id"], g["index"]) for g in gpus if g["pci_bus_id"])
     nvlinks = dict((d.get("index"), _nvlink_peers(d, by_bus)) for d in devices)
     for dev in devices:
@@ -110,7 +101,7 @@ def _nvlink_peers(dev, by_bus):
             out["switch"] += 1
             continue
         remote = nv.ok(link.get("remote_pci")) or {}
-        peer = by_bus.get(smi.bus_id(remote.get("busId") or remote.get("busIdLegacy")))
+        peer = by_bus.get(pci.bus_id(remote.get("busId") or remote.get("busIdLegacy")))
         if peer is None:
             out["unresolved"] += 1
         else:

@@ -64,6 +64,7 @@ notes:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import smi_command
 from ansible_collections.llmhost.vllm.plugins.module_utils.clock_sources import read_clock_info
 
 
@@ -72,16 +73,13 @@ def main():
         argument_spec=dict(nvidia_smi=dict(type="path"), use_nvml=dict(type="bool", default=True)),
         supports_check_mode=True,
     )
-    smi = module.params["nvidia_smi"] or module.get_bin_path("nvidia-smi")
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
+    smi, note = smi_command.find(module, module.params["nvidia_smi"])
     try:
-        source, gpus, warnings = read_clock_info(run=run, nvidia_smi=smi, use_nvml=module.params["use_nvml"])
+        source, gpus, warnings = read_clock_info(run=smi_command.runner(module), nvidia_smi=smi,
+                                                 use_nvml=module.params["use_nvml"])
     except Exception as e:  # pylint: disable=broad-except  # a read-only report must not take a play down
         source, gpus, warnings = "none", [], ["gpu_clock_info could not read this host: %s: %s" % (type(e).__name__, e)]
-    module.exit_json(changed=False, source=source, gpus=gpus, notes=warnings)
+    module.exit_json(changed=False, source=source, gpus=gpus, notes=([note] if note else []) + warnings)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import clocks
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
+from ansible_collections.llmhost.vllm.plugins.module_utils import smi_command
 from ansible_collections.llmhost.vllm.plugins.module_utils.clock_sources import read_clock_info
 
 
@@ -110,21 +111,26 @@ def _load_state(path):
         return {}
 
 
-def _write_state(path, data):
+def _write_state(module, path, data):
+    """Write the state file through a temporary file in its folder and Ansible's atomic_move."""
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
     fd, tmp = tempfile.mkstemp(prefix=".gpu_clocks.", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
+    module.atomic_move(tmp, path)
+    module.set_mode_if_different(path, "0644", False)
+
+
+def _apply_smi(run, smi_path, index, actions):
+    """plan() actions through nvidia-smi; raises on the first that fails, so that the caller records what was done."""
+    for action in actions:
+        argv = clocks.smi_argv(smi_path, index, action)
+        rc, out, err = run(argv)
+        if rc != 0:
+            raise RuntimeError("%s exited %d: %s" % (" ".join(argv[1:]), rc, (err or out).strip()[:300]))
 
 
 def main():
@@ -150,13 +156,11 @@ def main():
     if not reset and not (graphics or memory or p["power_limit"] is not None):
         module.fail_json(msg="state=present needs at least one of graphics_clocks, memory_clocks, power_limit")
 
-    smi_path = p["nvidia_smi"] or module.get_bin_path("nvidia-smi")
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
+    smi_path, note = smi_command.find(module, p["nvidia_smi"])
+    run = smi_command.runner(module)
     pynvml = nv.import_pynvml()[0]
     source, infos, notes = read_clock_info(run=run, nvidia_smi=smi_path, pynvml=pynvml)
+    notes = ([note] if note else []) + notes
     if not infos:
         module.fail_json(msg="no GPU to set clocks on: %s" % " ".join(notes))
     try:
@@ -200,14 +204,13 @@ def main():
                 finally:
                     pynvml.nvmlShutdown()
             else:
-                for a in r["actions"]:
-                    module.run_command(clocks.smi_argv(smi_path, g["index"], a), check_rc=True)
+                _apply_smi(run, smi_path, g["index"], r["actions"])
         except Exception as e:  # pylint: disable=broad-except  # NVMLError_* carry the reason
-            _write_state(p["state_file"], _partial(state, new_state, chosen, results, g))
+            _write_state(module, p["state_file"], _partial(state, new_state, chosen, results, g))
             hint = " (run as root)" if "Permission" in type(e).__name__ or "ermission" in str(e) else ""
             module.fail_json(msg="GPU %s: %s failed: %s: %s%s" % (g["index"], r["actions"], type(e).__name__, e, hint),
                              gpus=results)
-    _write_state(p["state_file"], new_state)
+    _write_state(module, p["state_file"], new_state)
     module.exit_json(changed=True, gpus=results, diff=diff)
 
 

@@ -116,10 +116,10 @@ ansible_facts:
           elements: str
 """
 
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import smi_command
 from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_sources import gather
 
 
@@ -133,19 +133,11 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    notes = []
-    if p["nvidia_smi"]:
-        smi = p["nvidia_smi"] if os.access(p["nvidia_smi"], os.X_OK) else None
-        if smi is None:
-            notes.append("nvidia_smi=%s is not an executable file; nvidia-smi was not used." % p["nvidia_smi"])
-    else:
-        smi = module.get_bin_path("nvidia-smi")
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-
+    smi, note = smi_command.find(module, p["nvidia_smi"])
+    notes = [note] if note else []
     try:
-        fact = gather(root=p["root"], run=run, nvidia_smi=smi, use_nvml=p["use_nvml"], notes=notes)
+        fact = gather(root=p["root"], run=smi_command.runner(module), nvidia_smi=smi, use_nvml=p["use_nvml"],
+                      notes=notes)
     except Exception as e:  # pylint: disable=broad-except  # facts must never take a play down
         fact = {"source": "none", "driver": {"version": None, "cuda_version": None, "loaded": False}, "gpus": [],
                 "links": {}, "p2p": {}, "arch_list": None, "arch_list_source": None, "warnings": [],

@@ -128,8 +128,8 @@ def main():
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".manifest-")
             with os.fdopen(fd, "w") as f:
                 json.dump({"source": p["source"], "files": current}, f, indent=1, sort_keys=True)
-            os.chmod(tmp, 0o644)
-            os.rename(tmp, path)
+            module.atomic_move(tmp, path)
+            module.set_mode_if_different(path, "0644", False)
     module.exit_json(changed=changed, **_result(info, current))
 
 

@@ -2,6 +2,9 @@
 from pathlib import Path
 
 import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
+from ansible_collections.llmhost.vllm.plugins.module_utils import pci
 import yaml
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
 
@@ -103,4 +106,9 @@ def test_query_csv_public_allfields(shared):
     ("garbage", None),
 ])
 def test_bus_id(raw, want):
-    assert smi.bus_id(raw) == want
+    assert pci.bus_id(raw) == want
+
+
+def test_p2p_legend_is_nvmls_codes():
+    assert set(smi.P2P_LEGEND) == {"X"} | set(nv.P2P_CODES.values())
+    assert smi.parse_p2p_matrix("        GPU0    GPU1\n GPU0   X       DR\n GPU1   DR      X\n") == {"0,1": "DR"}

@@ -2,7 +2,7 @@
 import copy
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
-from ansible_collections.llmhost.vllm.plugins.module_utils import sysfs, topology
+from ansible_collections.llmhost.vllm.plugins.module_utils import pci, sysfs, topology
 
 
 def _smi_view(capture):
@@ -27,7 +27,7 @@ def test_nvml_view_matches_nvidia_smi(capture):
         row = view[g["index"]]
         assert g["name"] == row["name"]
         assert g["uuid"] == row["uuid"]
-        assert g["pci_bus_id"] == smi.bus_id(row["pci.bus_id"])
+        assert g["pci_bus_id"] == pci.bus_id(row["pci.bus_id"])
         assert g["compute_capability"] == row["compute_cap"]
         assert g["pcie"]["gen_current"] == int(row["pcie.link.gen.current"])
         assert g["pcie"]["width_max"] == int(row["pcie.link.width.max"])

@@ -19,7 +19,7 @@ def nvml(h200x2, monkeypatch):
     return fake
 
 
-def run(args, capsys, check=False):
+def run_module(args, capsys, check=False):
     if check:
         args = dict(args, _ansible_check_mode=True)
     with patch_module_args(args):
@@ -28,6 +28,9 @@ def run(args, capsys, check=False):
     out = json.loads(capsys.readouterr().out)
     out["rc"] = exc.value.code
     return out
+
+
+run = run_module
 
 
 def test_lock_is_idempotent_through_the_state_file(nvml, tmp_path, capsys):
@@ -119,3 +122,41 @@ def test_clock_info_from_nvml_capture(h200x2):
 def test_event_reason_decoding():
     assert nv.decode_event_reasons("0x0000000000000044") == ["sw_power_cap", "hw_thermal_slowdown"]
     assert nv.decode_event_reasons(0x1000) == ["unknown_0x1000"]
+
+
+def test_nvidia_smi_failure_on_the_second_gpu_records_the_first(h200x2_device, tmp_path, capsys, monkeypatch):
+    """Without NVML bindings the module runs nvidia-smi; when GPU 1 refuses, GPU 0's change is in the state file."""
+    calls = []
+    answer = h200x2_device.runner(calls)
+
+    def run_command(module, argv, check_rc=False, **kwargs):
+        if "--power-limit=650.0" in argv:
+            calls.append(argv)
+            rc, out, err = (4, "", "Insufficient Permissions") if argv[2] == "1" else (0, "Power limit set.", "")
+        else:
+            rc, out, err = answer(argv)
+        if check_rc and rc:
+            module.fail_json(msg=err, rc=rc)       # what AnsibleModule.run_command does
+        return rc, out, err
+    monkeypatch.setattr(nv, "import_pynvml", lambda: (None, "ModuleNotFoundError"))
+    monkeypatch.setattr(gpu_clocks.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(gpu_clocks.AnsibleModule, "get_bin_path", lambda module, name, *a, **k: "/usr/bin/" + name)
+    monkeypatch.setattr(gpu_clocks, "_boot_id", lambda: "boot-1")
+    state = tmp_path / "gpu_clocks.json"
+    out = run_module({"power_limit": 650, "state_file": str(state)}, capsys)
+    assert out["failed"] and out["msg"].startswith("GPU 1: [['power', 650.0]] failed: RuntimeError: -i 1 --power-limit=650.0 "
+                                                   "exited 4: Insufficient Permissions (run as root)")
+    recorded = json.loads(state.read_text())
+    uuids = [g["uuid"] for g in out["gpus"]]
+    assert set(recorded) == {uuids[0]} and recorded[uuids[0]]["power_w"] == 650.0
+    assert oct(state.stat().st_mode & 0o777) == "0o644"
+    assert [a[1:] for a in calls if "--power-limit=650.0" in a] == [["-i", "0", "--power-limit=650.0"],
+                                                                    ["-i", "1", "--power-limit=650.0"]]
+
+
+def test_an_nvidia_smi_path_that_is_not_executable_is_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(nv, "import_pynvml", lambda: (None, "ModuleNotFoundError"))
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\n")
+    out = run_module({"power_limit": 650, "nvidia_smi": str(fake), "state_file": str(tmp_path / "s.json")}, capsys)
+    assert out["failed"] and "nvidia_smi=%s is not an executable file" % fake in out["msg"]
