@@ -1,0 +1,116 @@
+"""The Galaxy artifact: built from this checkout, it holds exactly the tracked files that matter (never
+the venv, caches, reports or working folders), installs offline into an empty collections path, and
+ansible-doc reads every module, filter and role from the installed copy. Also: the README's tables
+name every role, module and filter, and meta/runtime.yml's requires_ansible admits the ansible-core
+the tests run on."""
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+# Tracked files that are development tooling of the checkout, not part of the collection.
+NOT_SHIPPED = {".ansible-lint", ".ci/run", ".gitignore", ".shellcheckrc", ".yamllint", "galaxy.yml",
+               "inventories/local/hosts.yml"}
+MODULES = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
+FILTERS = sorted(p.stem for p in (ROOT / "plugins" / "filter").glob("*.py") if p.stem != "__init__")
+ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "meta" / "argument_specs.yml").exists())
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory):
+    out = tmp_path_factory.mktemp("galaxy")
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(out), str(ROOT)],
+                   check=True, capture_output=True, text=True)
+    tarball = next(out.glob("llmhost-vllm-*.tar.gz"))
+    colls = out / "collections"
+    # an empty collections path of its own: the checkout's link must not count as "already installed"
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "--offline", "-p", str(colls), str(tarball)],
+                   check=True, capture_output=True, text=True, env=isolated(colls))
+    assert (colls / "ansible_collections" / "llmhost" / "vllm" / "MANIFEST.json").is_file()
+    return tarball, colls
+
+
+def isolated(colls):
+    return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(colls), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="false")
+
+
+def tracked():
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True, capture_output=True, text=True).stdout
+    return {f for f in out.split("\0") if f and (ROOT / f).exists()}
+
+
+def test_the_artifact_holds_the_tracked_files_and_nothing_else(artifact, tmp_path):
+    tarball = artifact[0]
+    with tarfile.open(tarball) as tar:
+        packed = {m.name for m in tar.getmembers() if m.isfile()} - {"MANIFEST.json", "FILES.json"}
+    want = tracked() - NOT_SHIPPED
+    assert packed == want, "missing: %s; extra: %s" % (sorted(want - packed), sorted(packed - want))
+    assert {"tests/fixtures/hosts/h200x2/root.tar.gz", "roles/model/files/llmhost_fetch.py", "site.yml"} <= packed
+
+
+def test_a_working_folder_never_reaches_the_artifact(tmp_path):
+    """A copy of the checkout with the folders a developer leaves around: none of them is packed."""
+    copy = tmp_path / "src"
+    for name in tracked() | {"galaxy.yml"}:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    for junk in (".whl/vllm-0.6.3-cp38-abi3-linux_x86_64.whl", ".dev/notes.txt", "reports/preflight-a.md",
+                 "preflight-a.json", "roles/model/files/__pycache__/x.pyc", "tests/output/x.xml", ".venv/x"):
+        (copy / junk).parent.mkdir(parents=True, exist_ok=True)
+        (copy / junk).write_text("x")
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), str(copy)],
+                   check=True, capture_output=True, text=True)
+    with tarfile.open(next(tmp_path.glob("llmhost-vllm-*.tar.gz"))) as tar:
+        names = tar.getnames()
+    leaked = [n for n in names if n.split("/")[0] in (".whl", ".dev", "reports", ".venv", ".cache")
+              or "__pycache__" in n or n.startswith("tests/output") or n.startswith("preflight-")]
+    assert leaked == []
+
+
+def doc(colls, kind, names):
+    out = subprocess.run([str(BIN / "ansible-doc"), "--json", "-t", kind] + ["llmhost.vllm." + n for n in names],
+                         check=True, capture_output=True, text=True, env=isolated(colls), cwd=str(colls)).stdout
+    return json.loads(out)
+
+
+def test_ansible_doc_reads_every_module_filter_and_role_from_the_installed_copy(artifact):
+    colls = artifact[1]
+    installed = colls / "ansible_collections" / "llmhost" / "vllm"
+    for kind, names in (("module", MODULES), ("filter", FILTERS)):
+        docs = doc(colls, kind, names)
+        assert sorted(docs) == ["llmhost.vllm." + n for n in names]
+        for name, entry in docs.items():
+            assert entry["doc"]["short_description"] and entry["doc"]["filename"].startswith(str(installed)), name
+    roles = doc(colls, "role", ROLES)
+    assert sorted(roles) == ["llmhost.vllm." + n for n in ROLES]
+    for name, entry in roles.items():
+        assert entry["path"].startswith(str(installed)) and entry["entry_points"]["main"]["short_description"], name
+
+
+def test_the_readme_tables_name_every_role_module_and_filter():
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## What is here today"):readme.index("## Tests")]
+    for role in ROLES:
+        assert "`roles/%s`" % role in table, role
+    for name in MODULES:
+        assert "`llmhost.vllm.%s`" % name in table, name
+    for name in FILTERS:
+        assert "`llmhost.vllm.%s`" % name in table, name
+
+
+def test_requires_ansible_admits_the_tested_ansible_core():
+    from ansible.module_utils.compat.version import LooseVersion
+    from ansible.release import __version__
+    spec = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())["requires_ansible"]
+    lowest = spec.split(">=")[1].split(",")[0].strip()
+    assert LooseVersion(__version__) >= LooseVersion(lowest)
+    assert lowest.split(".")[:2] == __version__.split(".")[:2], "the lowest version admitted is the one tested"
