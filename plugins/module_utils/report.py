@@ -3,8 +3,7 @@
 """The preflight report: facts read off a host, set against what the collection wants.
 
 Pure functions (controller side, through the ``preflight_report`` filter). Each check is
-``{"area", "item", "want", "have", "status" (PASS/WARN/FAIL/INFO), "fix"}``. Role issues add
-their checks here as their roles land.
+``{"area", "item", "want", "have", "status" (PASS/WARN/FAIL/INFO), "fix"}``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
 MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
 H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model FP8 weights gave 1.16x vLLM's defaults under mixed load "
-                 "with a lower P95 TTFT (docs/reference-serving-h200.md)")
+                 "with a lower P95 TTFT (vLLM 0.25.0, the seed's benchmark protocol)")
 
 # The wishes' allowed values: the module's argument spec takes its choices from here.
 WISH_CHOICES = {
