@@ -76,11 +76,14 @@ def test_a_new_revision_that_fails_its_checks_leaves_the_model_in_place(host, pl
 
 def test_a_folder_the_collection_did_not_make_is_refused_and_kept(host, playbook):
     store = "/srv/llmhost-test/store-with-a-foreign-folder"
-    host.run_expect([0], "mkdir -p %s/tiny-qwen && echo mine > %s/tiny-qwen/notes.txt" % (store, store))
+    for folder in ("tiny-qwen", "tiny-qwen.old"):   # the model's name, and what a swap sets aside
+        host.run_expect([0], "mkdir -p %s/%s && echo mine > %s/%s/notes.txt" % (store, folder, store, folder))
     changed, failed, out = playbook("--tags", "model", "-e", "model_store=" + store)
     assert failed and changed == 0, out[-3000:]
-    assert "%s/tiny-qwen exists and holds no llmhost-manifest.json" % store in " ".join(out.split()), out[-3000:]
-    assert host.file(store + "/tiny-qwen/notes.txt").content_string == "mine\n"
+    assert ("%s/tiny-qwen exists and %s/tiny-qwen.old exists without llmhost-manifest.json" % (store, store)
+            in " ".join(out.split())), out[-3000:]
+    for folder in ("tiny-qwen", "tiny-qwen.old"):
+        assert host.file("%s/%s/notes.txt" % (store, folder)).content_string == "mine\n"
     assert not host.file(store + "/tiny-qwen.partial").exists
 
 
