@@ -60,6 +60,13 @@ CASES = [
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package_version": "13.0.1-1"},
      "cuda_toolkit_package_version=13.0.1-1: {repo} (llmhost_stack_nvidia_repo_url) has cuda-toolkit-13-0 at 13.0.2-1 only"),
     ("vllm_install", {"vllm_install_method": "conda"}, "vllm_install_method=conda; choose one of wheel, source"),
+    # paths, checked for what they become (module_utils/paths.py; one case per way in)
+    ("vllm_service", dict(SERVE, vllm_service_cache_dir="/"), "vllm_service_cache_dir='/' is a system folder"),
+    ("vllm_service", dict(SERVE, vllm_service_cache_dir="/var/cache/vllm\nExecStartPre=+/bin/sh"),
+     "ExecStartPre=+/bin/sh' has characters other than letters"),
+    ("system_tuning", {"system_tuning_sysctl_file": "/etc/sysctl.conf"},
+     "system_tuning_sysctl_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d"),
+    ("model", {"model_store": "/srv/../etc", "model_revision": "0" * 40}, "model_store='/srv/../etc' has an empty, . or .. part"),
     ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=4),
      "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
     ("vllm_service", dict(SERVE, vllm_service_max_model_len=65536),

@@ -87,6 +87,10 @@ def _report(ticks):
 
 def test_a_change_restarts_the_replicas_one_at_a_time(host, playbook):
     _wait_serving(host)
+    # files the role did not write, in its folder: not taken for retired replicas (no unit stopped, kept)
+    foreign = {"/etc/llmhost/vllm/7.env": "# mine\nX=1\n", "/etc/llmhost/vllm/notes.env": "Y=2\n"}
+    for path, text in foreign.items():
+        host.run_test("printf %%s '%s' > %s" % (text, path))
     changed, ticks, out = _change_under_load(
         host, playbook, "-e", json.dumps({"vllm_service_env": {"VLLM_STANDIN_LOAD_SECONDS": "1", "LLMHOST_TEST_ROUND": "2"}}))
     assert changed >= 2, out[-4000:]                      # both replicas' environment files
@@ -99,6 +103,9 @@ def test_a_change_restarts_the_replicas_one_at_a_time(host, playbook):
     assert changed >= 2 and "LLMHOST_TEST_ROUND" not in host.file("/etc/llmhost/vllm/1.env").content_string
     down, neither = _report(ticks)
     assert down[0] > 0 and down[1] > 0 and not neither
+    for path, text in foreign.items():
+        assert host.file(path).content_string == text, path
+    host.run_test("rm -f %s" % " ".join(foreign))
 
 
 @pytest.mark.parametrize("tag", ROLE_TAGS)
