@@ -20,6 +20,19 @@ TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.json", "mer
                    "added_tokens.json", "chat_template.jinja", "chat_template.json", "generation_config.json",
                    "tokenizer.model"]
 STAMP = "llmhost-quantize.json"
+# In DEST.partial while this worker writes it: an interrupted run's folder, not someone else's.
+PARTIAL_MARK = ".llmhost-quantize-partial"
+
+
+def refuse_foreign(dest, tmp, source):
+    """Exit before anything is touched when DEST or DEST.partial is not this worker's to replace."""
+    if dest == source or dest.startswith(source + os.sep) or source.startswith(dest + os.sep):
+        sys.exit("--dest %s is, holds or lies in the source model %s: nothing is replaced" % (dest, source))
+    if os.path.exists(dest) and not os.path.isfile(os.path.join(dest, STAMP)):
+        sys.exit("--dest %s exists and holds no %s, so it is not an output of this worker: nothing is replaced"
+                 % (dest, STAMP))
+    if os.path.exists(tmp) and not os.path.isfile(os.path.join(tmp, PARTIAL_MARK)):
+        sys.exit("%s exists and is not an interrupted run's folder (no %s): nothing is removed" % (tmp, PARTIAL_MARK))
 
 
 def log(msg):
@@ -124,10 +137,12 @@ def main():
         sys.exit("group size %d: vLLM's AWQ kernels take 32, 64, 128 or -1 (per channel)" % args.group_size)
     dest = os.path.abspath(args.dest.rstrip("/"))
     tmp = dest + ".partial"
+    refuse_foreign(dest, tmp, os.path.abspath(args.source.rstrip("/")))
     if os.path.exists(tmp):
         log("removing %s left by an interrupted run" % tmp)
         shutil.rmtree(tmp)
     os.makedirs(tmp)
+    open(os.path.join(tmp, PARTIAL_MARK), "w").close()
     calib = texts(args.calibration, args.samples)
     (quantize_llm_compressor if args.tool == "llm-compressor" else quantize_autoawq)(args, args.source, tmp, calib)
     # the tokenizer as it came, byte for byte; nothing the quantizer may have written in its place
@@ -138,6 +153,7 @@ def main():
         elif os.path.exists(os.path.join(tmp, fn)):
             os.remove(os.path.join(tmp, fn))
     verify(tmp, args.tool)
+    os.remove(os.path.join(tmp, PARTIAL_MARK))
     shutil.copy2(args.stamp, os.path.join(tmp, STAMP))
     # readable by the service user (some writers create 0600 files); writable by root only
     os.chmod(tmp, 0o755)
