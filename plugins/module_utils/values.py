@@ -1,0 +1,78 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Role inputs checked by class, each answer a sentence that names the variable: numbers within their
+range, lists that are lists (argument_specs converts a string to a one-item list, but the role
+would read the raw string), and names that become a path part or a systemd unit name."""
+
+from __future__ import annotations
+
+import re
+
+_PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
+# systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\"; "@" separates a template's instance.
+_ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_UNIT_PREFIX_RE = re.compile(r"[A-Za-z0-9:_.-]+\Z")
+_UNIT_RE = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.(service|timer|target|socket|mount|path)\Z")
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def range_errors(spec):
+    """``spec`` maps a name to [value, lowest, highest] (highest None: no upper bound)."""
+    out = []
+    for name, (value, low, high) in sorted((spec or {}).items()):
+        number = _number(value)
+        if number is None or number < low or (high is not None and number > high):
+            upto = " up" if high is None else " to %s" % high
+            out.append("%s=%s must be a number from %s%s" % (name, value, low, upto))
+    return out
+
+
+def list_errors(spec, unique=(), ints=()):
+    """``spec`` maps a name to a value that must be a list; ``unique`` names lists without duplicates,
+    ``ints`` lists of whole numbers >= 0 (GPU indices)."""
+    out = []
+    for name, value in sorted((spec or {}).items()):
+        if not isinstance(value, list):
+            out.append("%s must be a list, got %s %r" % (name, type(value).__name__, value))
+            continue
+        if name in ints and not all(_number(v) is not None and float(_number(v)).is_integer() and _number(v) >= 0
+                                    for v in value):
+            out.append("%s=%s must list GPU indices (whole numbers from 0)" % (name, value))
+        elif name in unique and len(set(str(v) for v in value)) != len(value):
+            out.append("%s=%s lists an item twice" % (name, value))
+    return out
+
+
+_NAME_RULES = {
+    "path_part": (lambda t: bool(_PART_RE.match(t)),
+                  "must be one plain name: letters, digits and . _ - + @, starting with a letter or digit"),
+    "unit": (lambda t: bool(_UNIT_RE.match(t)),
+             "is not a systemd unit name (letters, digits, : _ . - and a suffix such as .service)"),
+    "unit_prefix": (lambda t: bool(_UNIT_PREFIX_RE.match(t)),
+                    "is not the start of a systemd unit name (letters, digits, : _ . -)"),
+    "env_name": (lambda t: bool(_ENV_RE.match(t)),
+                 "is not an environment variable name (letters, digits and _, not starting with a digit)"),
+}
+
+
+def name_errors(spec, kind="path_part"):
+    """``spec`` maps a name to a value (or a list of values) that becomes one path part (``kind="path_part"``:
+    never ``/``, ``.`` or ``..``), a systemd unit name (``"unit"``) or the part before a template's ``@``
+    (``"unit_prefix"``)."""
+    test, rule = _NAME_RULES[kind]
+    out = []
+    for name, value in sorted((spec or {}).items()):
+        for item in (value if isinstance(value, list) else [value]):
+            if not (isinstance(item, str) and test(item)):
+                out.append("%s: %r %s" % (name, item, rule))
+    return out

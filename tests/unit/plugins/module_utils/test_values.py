@@ -1,0 +1,33 @@
+"""Role inputs by class: ranges, lists, names (what validate.yml of every role asks)."""
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.filter.list_errors import list_errors
+from ansible_collections.llmhost.vllm.plugins.filter.name_errors import name_errors
+from ansible_collections.llmhost.vllm.plugins.filter.range_errors import range_errors
+
+
+def test_ranges():
+    assert range_errors({"p": [8000, 1024, 65535], "t": [0, 0, 64], "n": ["12", 1, None], "u": [0.5, 0.1, 0.98]}) == []
+    assert range_errors({"p": [65536, 1024, 65535], "t": [-1, 0, 64], "n": ["x", 1, None], "b": [True, 0, 1]}) == [
+        "b=True must be a number from 0 to 1", "n=x must be a number from 1 up",
+        "p=65536 must be a number from 1024 to 65535", "t=-1 must be a number from 0 to 64"]
+
+
+def test_lists():
+    assert list_errors({"a": [], "b": ["x", "y"], "g": [0, 1]}, unique=["b"], ints=["g"]) == []
+    assert list_errors({"a": "quiet splash"}) == ["a must be a list, got str 'quiet splash'"]
+    assert list_errors({"g": [0, 0]}, ints=["g"]) == ["g=[0, 0] lists an item twice"]
+    assert list_errors({"g": [0, -1]}, ints=["g"]) == ["g=[0, -1] must list GPU indices (whole numbers from 0)"]
+
+
+@pytest.mark.parametrize("kind,good,bad", [
+    ("path_part", ["tiny-qwen", "Qwen2.5-3B@main", "a_b+c"], ["", ".", "..", "../x", "a/b", ".hidden", "a b", "a\nb"]),
+    ("unit", ["nvidia-persistenced.service", "llmhost-gpu-tuning.service", "vllm@0.service", "network-online.target"],
+     ["x", "x.service\nExecStartPre=+/bin/sh", "a b.service", "x.conf"]),
+    ("unit_prefix", ["vllm", "my-vllm_2"], ["../vllm", "vllm@", "v llm", ""]),
+    ("env_name", ["OMP_NUM_THREADS", "_X"], ["1X", "A-B", "A B", "A\nB"]),
+])
+def test_names(kind, good, bad):
+    assert name_errors({"v": good}, kind) == []
+    assert len(name_errors({"v": bad}, kind)) == len(bad)
+    assert all(e.startswith("v: ") for e in name_errors({"v": bad}, kind))
