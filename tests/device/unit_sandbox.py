@@ -22,7 +22,7 @@ The lent GPU machines have no systemd, so this applies what the unit's [Service]
 
 Differences from systemd, said plainly: the device rule is a private /dev, not a cgroup device program
 (the effect for a process is the same: other nodes do not exist); no cgroup of its own; ProtectProc,
-ProtectHostname, ProtectClock, KeyringMode and RemoveIPC are not applied (the syscall groups they deny are
+ProtectHostname, ProtectClock and KeyringMode are not applied (the syscall groups they deny are
 outside the allow list anyway, except clock_adjtime-style calls of @clock, which are not in it)."""
 import ctypes
 import json

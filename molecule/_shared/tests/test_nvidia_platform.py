@@ -62,6 +62,14 @@ def test_persistence_daemon_is_enabled(host, container_scope):
     assert host.service("nvidia-persistenced").is_enabled
 
 
+def test_nvidia_uvm_loads_at_boot(host, kernel_tier):
+    conf = host.file("/etc/modules-load.d/60-llmhost-nvidia-uvm.conf")
+    if not kernel_tier:
+        assert not conf.exists, "containers leave the host's kernel alone"
+        return
+    assert "\nnvidia-uvm\n" in conf.content_string and conf.mode == 0o644
+
+
 def test_nouveau_is_blacklisted_in_the_initramfs_too(host, kernel_tier):
     conf = "/etc/modprobe.d/60-llmhost-blacklist-nouveau.conf"
     if not kernel_tier:

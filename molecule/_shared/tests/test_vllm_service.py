@@ -102,13 +102,16 @@ def test_secrets_stay_out_of_argv_unit_and_journal(host):
 def test_unit_is_sandboxed(host):
     props = dict(line.split("=", 1) for line in host.check_output(
         "systemctl show vllm@0.service -p User -p NoNewPrivileges -p ProtectSystem -p ProtectHome -p PrivateTmp "
-        "-p CapabilityBoundingSet -p DevicePolicy -p Restart -p TimeoutStopUSec -p RestrictNamespaces").splitlines())
+        "-p CapabilityBoundingSet -p DevicePolicy -p Restart -p TimeoutStopUSec -p RestrictNamespaces -p RemoveIPC "
+        "-p StartLimitBurst -p StartLimitIntervalUSec -p RestartPreventExitStatus").splitlines())
     assert props["User"] == "vllm"
     assert props["NoNewPrivileges"] == "yes"
     assert props["ProtectSystem"] == "strict" and props["ProtectHome"] == "yes" and props["PrivateTmp"] == "yes"
     assert props["CapabilityBoundingSet"] == ""
     assert props["DevicePolicy"] == "closed"
-    assert props["Restart"] == "on-failure"
+    assert props["Restart"] == "on-failure" and props["RestartPreventExitStatus"] == "2"
+    assert props["StartLimitBurst"] == "5" and props["StartLimitIntervalUSec"] == "10min"
+    assert props["RemoveIPC"] == "no"                # one user for every replica: no replica removes the others' IPC
     assert props["TimeoutStopUSec"] == "35s"        # shutdown timeout 5 s + 30 s
     score = host.run("systemd-analyze security --no-pager vllm@0.service | tail -1").stdout
     exposure = float(score.split("exposure level for vllm@0.service:")[1].split()[0])
@@ -125,7 +128,7 @@ def _run_probe_under_the_unit_sandbox(host, name, extra=""):
     restart and environment-file lines replaced) running sandbox_probe.py with real torch."""
     unit = host.file("/etc/systemd/system/vllm@.service").content_string
     service = unit.split("[Service]", 1)[1].split("[Install]", 1)[0]
-    drop = ("Type=", "ExecStart=", "Restart", "EnvironmentFile=", "TimeoutStartSec=")
+    drop = ("Type=", "ExecStart=", "Restart", "EnvironmentFile=")
     kept = [line for line in service.splitlines() if not line.startswith(drop)]
     # Docker's own seccomp profile denies set_mempolicy without CAP_SYS_NICE, to root too: probe it only
     # where a process outside any unit may make the call.
@@ -160,6 +163,23 @@ def test_a_tightened_sandbox_is_caught(host):
     print(log[-2000:])
     assert rc != 0 and "sandbox probe: ok" not in log
     assert "os.sched_setaffinity" in log and "PermissionError" in log, log[-3000:]
+
+
+def test_a_command_line_vllm_refuses_ends_failed_without_restarts(host):
+    """vLLM's parser exits 2 on a bad option: the replica is failed with its reason, not restarted every 10 s."""
+    host.run_test("printf '%s\\n' 'VLLM_ARGS=\"/nonexistent --no-such-option\"' > /etc/llmhost/vllm/9.env")
+    try:
+        host.run("systemctl start vllm@9.service")
+        for _try in range(120):
+            props = dict(line.split("=", 1) for line in host.check_output(
+                "systemctl show vllm@9.service -p ActiveState -p Result -p NRestarts -p ExecMainStatus").splitlines())
+            if props["ActiveState"] == "failed":
+                break
+            time.sleep(0.5)
+        assert props == {"ActiveState": "failed", "Result": "exit-code", "NRestarts": "0", "ExecMainStatus": "2"}, props
+        assert "--no-such-option" in host.run("journalctl --no-pager -o cat -u vllm@9.service").stdout
+    finally:
+        host.run("systemctl stop vllm@9.service; systemctl reset-failed vllm@9.service; rm -f /etc/llmhost/vllm/9.env")
 
 
 def test_kill_9_brings_the_replica_back(host):
