@@ -46,7 +46,8 @@ def preflight_report(data):
         raise AnsibleFilterError("preflight_report expects a dict, got %s" % type(data).__name__)
     return build_report(data.get("host"), data.get("system") or {}, data.get("gpu_topology") or {}, data.get("numa") or {},
                         data.get("sysctl") or {}, data.get("wanted_sysctl") or {}, data.get("cmdline") or "",
-                        data.get("wanted_cmdline") or [], data.get("profile"), data.get("wanted_cpu"))
+                        data.get("wanted_cmdline") or [], data.get("profile"), data.get("wanted_cpu"),
+                        data.get("python"))
 
 
 class FilterModule:

@@ -106,14 +106,6 @@ def _ver(text):
         return None
 
 
-def profile_python(profile, system):
-    """The Python the profile's venvs use on this distribution: {"version", "package"}."""
-    python = profile.get("python") or {}
-    by_dist = (python.get("by_distribution") or {}).get(system.get("distribution")) or {}
-    return by_dist.get(str(system.get("distribution_major_version"))) or {"version": python.get("version"),
-                                                                          "package": python.get("package")}
-
-
 def _os_supported(profile, system):
     supported = (profile.get("os") or {}).get(system.get("distribution")) or []
     # Ubuntu releases are named 22.04; Debian's point releases (12.15) count as their major (12).
@@ -130,7 +122,7 @@ def _python_fix(profile, system, python):
         "" if profile.get("name") == "current" else " (llmhost_stack=current)")
 
 
-def profile_checks(profile, system, topo):
+def profile_checks(profile, system, topo, python=None):
     """The host against the selected stack profile. Checks with ``blocking`` set make site.yml stop."""
     if not profile:
         return []
@@ -174,7 +166,9 @@ def profile_checks(profile, system, topo):
                                "driver R%s supports %s-%s" % (drv.get("branch"), drv["compute_capability_min"], drv["compute_capability_max"]),
                                g["compute_capability"], PASS if ok else FAIL,
                                "" if ok else "this GPU needs a newer driver branch: llmhost_stack=current"), blocking=not ok))
-    python = profile_python(profile, system)
+    # The venvs' Python as the profile role settled it for this distribution (llmhost_stack_python)
+    python = python or {"version": (profile.get("python") or {}).get("version"),
+                        "package": (profile.get("python") or {}).get("package")}
     py = python.get("version")
     if py:
         ok = py in (system.get("pythons") or [])
@@ -231,8 +225,8 @@ def markdown(host, system, topo, numa, checks):
 
 
 def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, profile=None,
-                 wanted_cpu=None):
-    checks = profile_checks(profile, system or {}, topo or {}) + gpu_checks(topo or {}) + \
+                 wanted_cpu=None, python=None):
+    checks = profile_checks(profile, system or {}, topo or {}, python) + gpu_checks(topo or {}) + \
         tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wanted_cpu)
     blocking = [c for c in checks if c.get("blocking")]
     return {"host": host, "system": system, "gpu_topology": topo, "numa": numa, "checks": checks,

@@ -243,3 +243,26 @@ def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
     plays = [line for line in out.splitlines() if line.startswith("PLAY [")]
     assert len(plays) == 1 and "before changing anything" in plays[0], plays
     assert "changed=0" in out
+
+
+@pytest.mark.parametrize("distribution,major,want", [("Debian", "12", "3.11"), ("Ubuntu", "24", "3.12")])
+def test_the_profile_role_settles_the_venvs_python_for_the_distribution(tmp_path, distribution, major, want):
+    """current: Debian 12's own Python 3.11 (its locks are resolved for it), elsewhere the profile's 3.12.
+    The one place this is decided; the preflight report and the roles read llmhost_stack_python."""
+    play = tmp_path / "play.yml"
+    play.write_text("""
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ansible.builtin.set_fact:
+        ansible_facts: {distribution: %s, distribution_major_version: "%s"}
+    - ansible.builtin.include_role: {name: llmhost.vllm.llmhost_stack, public: true}
+    - ansible.builtin.debug: {msg: "PYTHON={{ llmhost_stack_python.version }}"}
+""" % (distribution, major))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           str(play), "-e", json.dumps({"llmhost_stack": "current",
+                                                        "ansible_python_interpreter": sys.executable})],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "PYTHON=%s" % want in proc.stdout

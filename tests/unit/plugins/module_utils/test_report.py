@@ -117,11 +117,13 @@ def test_governor_and_platform_profile_against_what_is_wanted():
     assert vm["frequency governor"]["status"] == "INFO" and vm["ACPI platform profile"]["status"] == "INFO"
 
 
-def test_profile_python_follows_the_distribution():
-    """current on Debian 12 uses Debian's Python 3.11 (locks resolved for it); elsewhere the profile's 3.12."""
-    from ansible_collections.llmhost.vllm.plugins.module_utils.report import profile_python
-    profile = {"python": {"version": "3.12", "package": "python3.12-venv",
-                          "by_distribution": {"Debian": {"12": {"version": "3.11", "package": "python3.11-venv"}}}}}
-    assert profile_python(profile, {"distribution": "Debian", "distribution_major_version": "12"})["version"] == "3.11"
-    assert profile_python(profile, {"distribution": "Ubuntu", "distribution_major_version": "24"}) == {
-        "version": "3.12", "package": "python3.12-venv"}
+def test_the_python_check_reads_what_the_profile_role_settled():
+    """The report does not re-derive the venvs' Python: it checks the one llmhost_stack published for this
+    distribution (llmhost_stack_python; current on Debian 12: 3.11), and only without it the profile's own."""
+    system = {"distribution": "Debian", "distribution_version": "12", "distribution_major_version": "12",
+              "pythons": ["3.11"]}
+    settled = {"version": "3.11", "package": "python3.11-venv"}
+    assert _by_item(report.profile_checks(_profile("current"), system, topology.build(), settled))[
+        "Python for the venvs"]["status"] == "PASS"
+    unsettled = _by_item(report.profile_checks(_profile("current"), system, topology.build()))["Python for the venvs"]
+    assert unsettled["want"] == _profile("current")["python"]["version"]
