@@ -31,3 +31,15 @@ def test_names(kind, good, bad):
     assert name_errors({"v": good}, kind) == []
     assert len(name_errors({"v": bad}, kind)) == len(bad)
     assert all(e.startswith("v: ") for e in name_errors({"v": bad}, kind))
+
+
+@pytest.mark.parametrize("facts,want", [
+    ({"virtualization_role": "guest", "virtualization_type": "docker"}, True),
+    ({"virtualization_role": "guest", "virtualization_type": "systemd-nspawn"}, True),
+    ({"virtualization_role": "guest", "virtualization_type": "kvm"}, False),       # a VM has its own kernel
+    ({"virtualization_role": "host", "virtualization_type": "docker"}, False),     # a docker host
+    ({}, False), (None, False),
+])
+def test_in_container_is_decided_in_one_place(facts, want):
+    from ansible_collections.llmhost.vllm.plugins.filter.in_container import in_container
+    assert in_container(facts) is want
