@@ -169,3 +169,20 @@ def test_the_token_reaches_the_hub_and_nothing_else(hub, tmp_path):
     assert seen and all(r["authorization"] == "Bearer " + TOKEN for r in seen)
     assert not any(TOKEN in out + err for _rc, out, err in results)
     assert not any(TOKEN in p.read_text(errors="replace") for p in dest.rglob("*") if p.is_file())
+
+
+def test_the_same_download_started_twice_is_refused_and_the_first_finishes(hub, tmp_path):
+    """A run whose controller died leaves its download going; a new run must not write beside it."""
+    dest = tmp_path / "m.partial"
+    faults(hub, throttle_bps=8 << 20)
+    first = worker(hub, tmp_path, "download", "--repo", REPO, "--revision", REV_A, "--dest", str(dest), wait=False)
+    for _tick in range(100):  # until the first one holds the folder
+        time.sleep(0.1)
+        if (dest / ".cache").is_dir():
+            break
+    rc, _out, err = worker(hub, tmp_path, "download", "--repo", REPO, "--revision", REV_A, "--dest", str(dest))
+    assert rc == 1 and "is being written by another download" in err, err
+    faults(hub)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert (dest / "model.safetensors").read_bytes() == (hub[0] / REPO / REV_A / "model.safetensors").read_bytes()

@@ -60,3 +60,22 @@ def test_an_earlier_output_and_an_interrupted_run_pass_the_check(source, tmp_pat
     # past the check, it fails on the missing calibration file: the earlier output is still there
     assert "nothing is" not in proc.stderr and proc.returncode != 0, proc.stderr
     assert (dest / "llmhost-quantize.json").exists()
+
+
+def test_a_second_quantization_into_the_same_output_is_refused(source, tmp_path):
+    """The first holds <output>.partial (an flock that dies with it); the second stops without touching it."""
+    import fcntl
+    import os
+    dest = tmp_path / "models" / "tiny-awq"
+    partial = Path(str(dest) + ".partial")
+    partial.mkdir()
+    (partial / ".llmhost-quantize-partial").write_text("")
+    (partial / "model.safetensors").write_text("being written")
+    fd = os.open(str(partial), os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)          # what a running worker holds
+    try:
+        proc = run(source, dest)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 1 and "is being written by another quantization" in proc.stderr
+    assert (partial / "model.safetensors").read_text() == "being written"

@@ -21,6 +21,7 @@ passes through argv or the environment of a command line, and nothing here print
 usage: llmhost_fetch.py plan --repo ID --revision SHA [--token-stdin]
        llmhost_fetch.py download --repo ID --revision SHA --dest DIR [--token-stdin]"""
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -91,16 +92,36 @@ def forget(dest, rel):
             os.remove(path)
 
 
+def hold(dest):
+    """Take DEST for this process alone (an flock on the folder, released when the process ends, even
+    killed): a second download into the same folder, say from a run whose controller died and a new
+    run, is refused instead of writing beside the first."""
+    os.makedirs(dest, exist_ok=True)
+    fd = os.open(dest, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit("%s is being written by another download (a run still going, perhaps one whose controller "
+                 "died): nothing was touched; wait for it or stop it" % dest)
+    return fd
+
+
 def prepare(dest, origin):
-    """Keep DEST when it holds an interrupted download of ORIGIN; otherwise start from an empty one."""
+    """Keep DEST when it holds an interrupted download of ORIGIN; otherwise start from an empty one
+    (emptied, not removed: the folder is what this process holds)."""
     try:
         with open(os.path.join(dest, MARKER), encoding="utf-8") as f:
             have = f.read().strip()
     except OSError:
         have = None
-    if have != origin and os.path.lexists(dest):
+    if have != origin and os.listdir(dest):
         print("starting over in %s (it held %s)" % (dest, have or "no download of this worker"), file=sys.stderr)
-        shutil.rmtree(dest)
+        for name in os.listdir(dest):
+            path = os.path.join(dest, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
     os.makedirs(os.path.join(dest, ".cache"), exist_ok=True)
     with open(os.path.join(dest, MARKER), "w", encoding="utf-8") as f:
         f.write(origin + "\n")
@@ -110,6 +131,7 @@ def prepare(dest, origin):
 def download(args):
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
     files = None if offline else revision_files(args.repo, args.revision)[1]  # a missing revision stops here
+    hold(args.dest)
     continued = prepare(args.dest, "%s@%s" % (args.repo, args.revision))
     hub().snapshot_download(repo_id=args.repo, revision=args.revision, local_dir=args.dest)
     bad = {rel: why for rel, why in ((rel, mismatch(args.dest, rel, want)) for rel, want in (files or {}).items()) if why}

@@ -9,6 +9,7 @@ files are copied byte for byte from the source.
 usage: python llmhost_quantize.py --tool llm-compressor --source DIR --dest DIR --group-size 128
          --calibration FILE.jsonl --samples 32 --seq-len 512 --device auto --stamp STAMP.json"""
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -22,6 +23,19 @@ TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.json", "mer
 STAMP = "llmhost-quantize.json"
 # In DEST.partial while this worker writes it: an interrupted run's folder, not someone else's.
 PARTIAL_MARK = ".llmhost-quantize-partial"
+
+
+def hold(tmp):
+    """Take DEST.partial for this process alone (an flock on the folder, released when the process ends,
+    even killed): a second quantization into it is refused instead of writing beside the first."""
+    os.makedirs(tmp, exist_ok=True)
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit("%s is being written by another quantization (a run still going, perhaps one whose controller "
+                 "died): nothing was touched; wait for it or stop it" % tmp)
+    return fd
 
 
 def refuse_foreign(dest, tmp, source):
@@ -138,10 +152,15 @@ def main():
     dest = os.path.abspath(args.dest.rstrip("/"))
     tmp = dest + ".partial"
     refuse_foreign(dest, tmp, os.path.abspath(args.source.rstrip("/")))
-    if os.path.exists(tmp):
-        log("removing %s left by an interrupted run" % tmp)
-        shutil.rmtree(tmp)
-    os.makedirs(tmp)
+    hold(tmp)
+    if os.listdir(tmp):
+        log("emptying %s left by an interrupted run" % tmp)
+        for name in os.listdir(tmp):
+            path = os.path.join(tmp, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
     open(os.path.join(tmp, PARTIAL_MARK), "w").close()
     calib = texts(args.calibration, args.samples)
     (quantize_llm_compressor if args.tool == "llm-compressor" else quantize_autoawq)(args, args.source, tmp, calib)
