@@ -32,6 +32,7 @@ SOURCE = ["-e", json.dumps({
     "vllm_install_git_mirrors": {UPSTREAM: "file:///srv/llmhost-test/vllm-src.git"},
     "vllm_install_wheel_cache": CACHE,
     "vllm_install_build_poll": 2,
+    "vllm_install_build_min_free_gib": 1,   # the stand-in tree builds in a few MiB; 20 GiB is for vLLM's own
 })]
 
 
