@@ -91,7 +91,7 @@ def test_one_replica_per_gpu_serves_with_the_key(host, unit, port, gpu):
 def test_secrets_stay_out_of_argv_unit_and_journal(host):
     secrets = host.file("/etc/llmhost/vllm/secrets.env")
     assert secrets.mode == 0o600 and secrets.user == "root"
-    assert "VLLM_API_KEY=%s" % API_KEY in host.check_output("cat /etc/llmhost/vllm/secrets.env")
+    assert "\nVLLM_API_KEY=\"%s\"\n" % API_KEY in secrets.content_string
     assert API_KEY not in host.check_output("ps -eo args")
     assert API_KEY not in host.file("/etc/systemd/system/vllm@.service").content_string
     assert API_KEY not in host.file("/etc/llmhost/vllm/0.env").content_string
