@@ -49,7 +49,7 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import values
 
 
 def list_errors(spec, unique=None, ints=None):
-    return values.list_errors(spec, list(unique or ()) + list(ints or ()), ints or ())
+    return values.list_errors(spec, unique or (), ints or ())
 
 
 class FilterModule:

@@ -39,7 +39,7 @@ def range_errors(spec):
 
 def list_errors(spec, unique=(), ints=()):
     """``spec`` maps a name to a value that must be a list; ``unique`` names lists without duplicates,
-    ``ints`` lists of whole numbers >= 0 (GPU indices)."""
+    ``ints`` lists of whole numbers >= 0 (GPU indices), which must not repeat either."""
     out = []
     for name, value in sorted((spec or {}).items()):
         if not isinstance(value, list):
@@ -48,7 +48,7 @@ def list_errors(spec, unique=(), ints=()):
         if name in ints and not all(_number(v) is not None and float(_number(v)).is_integer() and _number(v) >= 0
                                     for v in value):
             out.append("%s=%s must list GPU indices (whole numbers from 0)" % (name, value))
-        elif name in unique and len(set(str(v) for v in value)) != len(value):
+        elif (name in unique or name in ints) and len(set(str(v) for v in value)) != len(value):
             out.append("%s=%s lists an item twice" % (name, value))
     return out
 
