@@ -16,7 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Tracked files that are development tooling of the checkout, not part of the collection.
-NOT_SHIPPED = {".ansible-lint", ".ci/run", ".gitignore", ".shellcheckrc", ".yamllint", "galaxy.yml",
+NOT_SHIPPED = {".ansible-lint", ".ansible-lint-ignore", ".ci/run", ".gitignore", ".shellcheckrc", ".yamllint", "galaxy.yml",
                "inventories/local/hosts.yml"}
 MODULES = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
 FILTERS = sorted(p.stem for p in (ROOT / "plugins" / "filter").glob("*.py") if p.stem != "__init__")

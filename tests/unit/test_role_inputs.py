@@ -62,7 +62,8 @@ CASES = [
      "could not be read or its signature verified"),
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package": "cuda"}, "never cuda or cuda-drivers"),
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package_version": "13.0.1-1"},
-     "cuda_toolkit_package_version=13.0.1-1: {repo} (llmhost_stack_nvidia_repo_url) has cuda-toolkit-13-0 at 13.0.2-1 only"),
+     "cuda_toolkit_package_version=13.0.1-1: {repo} (llmhost_stack_nvidia_repo_url) has no cuda-toolkit-13-0 at 13.0.1-1. "
+     "It offers: cuda-toolkit-13-0 13.0.2-1;"),
     ("vllm_install", {"vllm_install_method": "conda"}, "vllm_install_method=conda; choose one of wheel, source"),
     # paths, checked for what they become (module_utils/paths.py; one case per way in)
     ("vllm_service", dict(SERVE, vllm_service_cache_dir="/"), "vllm_service_cache_dir='/' is a system folder"),
