@@ -1,7 +1,7 @@
 # llmhost.vllm developer entry points. The two that matter:
-#   make preflight   read-only survey of this machine (localhost); STACK=current picks a profile
-#   make test        every test layer (lint, sanity, unit, molecule container + vm), two lanes side by side
-#   make test-fast   the inner loop: lint, sanity, unit and the container scenario (no VM)
+#   make host-report   read-only survey of this machine (localhost); STACK=current picks a profile
+#   make test          every test layer (lint, sanity, unit, molecule container + vm), two lanes side by side
+#   make test-fast     the inner loop: lint, sanity, unit and the container scenario (no VM)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,10 +13,10 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help preflight test test-fast lint sanity unit molecule-container molecule-vm venv collection lock locks clean clean-cache
+.PHONY: help host-report test test-fast lint sanity unit molecule-container molecule-vm venv collection lock locks clean clean-cache
 
 help:
-	@echo "make preflight [STACK=seed|current] | test | test-fast | lint | sanity | unit | molecule-container | molecule-vm"
+	@echo "make host-report [STACK=seed|current] | test | test-fast | lint | sanity | unit | molecule-container | molecule-vm"
 	@echo "     lock | locks | clean | clean-cache"
 
 $(VENV)/.stamp: requirements/dev.txt
@@ -34,8 +34,8 @@ $(COLLECTION_LINK):
 
 # STACK names the stack profile to survey against (default: the inventory's, i.e. seed).
 STACK ?=
-preflight: venv collection
-	ansible-playbook -i inventories/local/hosts.yml playbooks/preflight.yml $(if $(STACK),-e llmhost_stack=$(STACK))
+host-report: venv collection
+	ansible-playbook -i inventories/local/hosts.yml playbooks/host_report.yml $(if $(STACK),-e llmhost_stack=$(STACK))
 
 test: venv collection
 	tests/harness/run-layers.sh

@@ -1,8 +1,8 @@
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The preflight report: facts read off a host, set against what the collection wants.
+"""The host report: facts read off a host, set against what the collection wants.
 
-Pure functions (controller side, through the ``preflight_report`` filter). Each check is
+Pure functions (controller side, through the ``host_report`` filter). Each check is
 ``{"area", "item", "want", "have", "status" (PASS/WARN/FAIL/INFO), "fix"}``.
 """
 
@@ -192,7 +192,7 @@ def _cell(v):
 
 def markdown(host, system, topo, numa, checks):
     """A readable report (Markdown; also fine as plain text)."""
-    lines = ["# llmhost.vllm preflight: %s" % host, ""]
+    lines = ["# llmhost.vllm host report: %s" % host, ""]
     lines.append("Host: %s %s; kernel %s; CPUs %s; %s NUMA node(s)." % (
         system.get("distribution"), system.get("distribution_version"), system.get("kernel"),
         (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))

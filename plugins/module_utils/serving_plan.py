@@ -145,7 +145,7 @@ def make_plan(gpus, p2p, config, wishes, table):
 def select_gpus(plan, gpus):
     """Step 1: the GPUs used, their smallest memory and their compute capabilities."""
     if not gpus:
-        raise PlanError("no GPU in gpu_facts: vLLM needs an NVIDIA GPU with a loaded driver (see the preflight report)")
+        raise PlanError("no GPU in gpu_facts: vLLM needs an NVIDIA GPU with a loaded driver (see the host report: make host-report)")
     plan.by_index = {int(g["index"]): g for g in gpus}
     wanted = plan.w["gpus"]
     if wanted in ("all", "", None):

@@ -63,8 +63,8 @@ def test_a_working_folder_never_reaches_the_artifact(tmp_path):
     for name in tracked() | {"galaxy.yml"}:
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         (copy / name).write_bytes((ROOT / name).read_bytes())
-    for junk in (".whl/vllm-0.6.3-cp38-abi3-linux_x86_64.whl", ".dev/notes.txt", "reports/preflight-a.md",
-                 "preflight-a.json", "roles/model/files/__pycache__/x.pyc", "tests/output/x.xml", ".venv/x"):
+    for junk in (".whl/vllm-0.6.3-cp38-abi3-linux_x86_64.whl", ".dev/notes.txt", "reports/host-report-a.md",
+                 "host-report-a.json", "roles/model/files/__pycache__/x.pyc", "tests/output/x.xml", ".venv/x"):
         (copy / junk).parent.mkdir(parents=True, exist_ok=True)
         (copy / junk).write_text("x")
     subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), str(copy)],
@@ -72,7 +72,7 @@ def test_a_working_folder_never_reaches_the_artifact(tmp_path):
     with tarfile.open(next(tmp_path.glob("llmhost-vllm-*.tar.gz"))) as tar:
         names = tar.getnames()
     leaked = [n for n in names if n.split("/")[0] in (".whl", ".dev", "reports", ".venv", ".cache")
-              or "__pycache__" in n or n.startswith("tests/output") or n.startswith("preflight-")]
+              or "__pycache__" in n or n.startswith("tests/output") or n.startswith("host-report-")]
     assert leaked == []
 
 

@@ -1,5 +1,5 @@
 """Preflight report: checks and rendering from real facts."""
-from ansible_collections.llmhost.vllm.plugins.filter.preflight_report import preflight_report
+from ansible_collections.llmhost.vllm.plugins.filter.host_report import host_report
 from ansible_collections.llmhost.vllm.plugins.module_utils import numa, report, sysfs, topology
 
 
@@ -8,9 +8,9 @@ def _by_item(checks):
 
 
 def test_gpu_less_host_says_so():
-    out = preflight_report({"host": "ci", "gpu_topology": topology.build(), "numa": {"node_count": 1},
-                            "sysctl": {"vm.swappiness": "60"}, "wanted_sysctl": {"vm.swappiness": 1},
-                            "cmdline": "BOOT_IMAGE=/vmlinuz ro", "wanted_cmdline": ["transparent_hugepage=never"]})
+    out = host_report({"host": "ci", "gpu_topology": topology.build(), "numa": {"node_count": 1},
+                       "sysctl": {"vm.swappiness": "60"}, "wanted_sysctl": {"vm.swappiness": 1},
+                       "cmdline": "BOOT_IMAGE=/vmlinuz ro", "wanted_cmdline": ["transparent_hugepage=never"]})
     checks = _by_item(out["checks"])
     assert checks["NVIDIA GPUs"]["status"] == "FAIL"
     assert checks["vm.swappiness"]["status"] == "WARN" and checks["vm.swappiness"]["have"] == "60"

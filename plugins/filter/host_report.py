@@ -1,12 +1,12 @@
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter: turn what preflight read off a host into the report (checks, summary, Markdown)."""
+"""Filter: turn what host_report read off a host into the report (checks, summary, Markdown)."""
 
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-name: preflight_report
-short_description: Build the llmhost.vllm preflight report from facts
+name: host_report
+short_description: Build the llmhost.vllm host report from facts
 version_added: 0.1.0
 description:
   - Sets the facts read off a host (C(gpu_facts), C(numa_facts), live sysctl values, C(/proc/cmdline)) against what
@@ -25,7 +25,7 @@ author: llmhost.vllm maintainers (@llmhost)
 EXAMPLES = r"""
 - name: Build the report
   ansible.builtin.set_fact:
-    report: "{{ {'host': inventory_hostname, 'gpu_topology': ansible_facts.gpu_topology} | llmhost.vllm.preflight_report }}"
+    report: "{{ {'host': inventory_hostname, 'gpu_topology': ansible_facts.gpu_topology} | llmhost.vllm.host_report }}"
 """
 
 RETURN = r"""
@@ -41,9 +41,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.llmhost.vllm.plugins.module_utils.report import build_report
 
 
-def preflight_report(data):
+def host_report(data):
     if not isinstance(data, dict):
-        raise AnsibleFilterError("preflight_report expects a dict, got %s" % type(data).__name__)
+        raise AnsibleFilterError("host_report expects a dict, got %s" % type(data).__name__)
     return build_report(data.get("host"), data.get("system") or {}, data.get("gpu_topology") or {}, data.get("numa") or {},
                         data.get("sysctl") or {}, data.get("wanted_sysctl") or {}, data.get("cmdline") or "",
                         data.get("wanted_cmdline") or [], data.get("profile"), data.get("wanted_cpu"),
@@ -51,7 +51,7 @@ def preflight_report(data):
 
 
 class FilterModule:
-    """llmhost.vllm preflight filters."""
+    """llmhost.vllm host report filter."""
 
     def filters(self):
-        return {"preflight_report": preflight_report}
+        return {"host_report": host_report}
