@@ -12,6 +12,8 @@ description:
   - A path part is letters, digits and C(. _ - + @), starting with a letter or digit (so never C(.), C(..) or C(/)).
   - A unit name follows systemd.unit(5) and ends in a unit type such as C(.service); a unit prefix is the part
     before a template's C(@); an environment name is letters, digits and C(_), not starting with a digit.
+  - A source (a package index, a find-links location, a git mirror) is a URL or an absolute path with no whitespace,
+    quote, C($), backtick or backslash, so that it stays one value in the config file it is written to.
   - A value may be a list, and then each item is checked.
   - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/values.py)).
 options:
@@ -22,7 +24,7 @@ options:
   kind:
     description: What the names become.
     type: str
-    choices: [path_part, unit, unit_prefix, env_name]
+    choices: [path_part, unit, unit_prefix, env_name, source]
     default: path_part
 author: llmhost.vllm maintainers (@llmhost)
 """

@@ -12,6 +12,7 @@ _PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
 # systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\"; "@" separates a template's instance.
 _ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNIT_PREFIX_RE = re.compile(r"[A-Za-z0-9:_.-]+\Z")
+_SOURCE_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|/)[^\s\"'$`\\]+\Z")
 _UNIT_RE = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.(service|timer|target|socket|mount|path)\Z")
 
 
@@ -60,6 +61,8 @@ _NAME_RULES = {
              "is not a systemd unit name (letters, digits, : _ . - and a suffix such as .service)"),
     "unit_prefix": (lambda t: bool(_UNIT_PREFIX_RE.match(t)),
                     "is not the start of a systemd unit name (letters, digits, : _ . -)"),
+    "source": (lambda t: bool(_SOURCE_RE.match(t)),
+               "is not a URL (https://..., file:///...) or an absolute path without whitespace, quotes, $, ` or backslashes"),
     "env_name": (lambda t: bool(_ENV_RE.match(t)),
                  "is not an environment variable name (letters, digits and _, not starting with a digit)"),
 }
@@ -68,7 +71,8 @@ _NAME_RULES = {
 def name_errors(spec, kind="path_part"):
     """``spec`` maps a name to a value (or a list of values) that becomes one path part (``kind="path_part"``:
     never ``/``, ``.`` or ``..``), a systemd unit name (``"unit"``) or the part before a template's ``@``
-    (``"unit_prefix"``)."""
+    (``"unit_prefix"``), an environment name (``"env_name"``) or a package source written into a config file
+    (``"source"``: a URL or an absolute path that cannot start another line or setting)."""
     test, rule = _NAME_RULES[kind]
     out = []
     for name, value in sorted((spec or {}).items()):

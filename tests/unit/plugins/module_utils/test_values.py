@@ -26,6 +26,9 @@ def test_lists():
      ["x", "x.service\nExecStartPre=+/bin/sh", "a b.service", "x.conf"]),
     ("unit_prefix", ["vllm", "my-vllm_2"], ["../vllm", "vllm@", "v llm", ""]),
     ("env_name", ["OMP_NUM_THREADS", "_X"], ["1X", "A-B", "A B", "A\nB"]),
+    ("source", ["https://user:p%40ss@mirror.example/simple", "file:///srv/wheels", "/srv/wheels", "ssh://git@h/x.git"],
+     ["", "mirror.example/simple", "https://m/simple\ntrusted-host = evil", "https://m/simple ", "https://m/$HOME",
+      "/srv/a b", "https://m/\"x", "https://m/\\x", "https://m/`id`"]),
 ])
 def test_names(kind, good, bad):
     assert name_errors({"v": good}, kind) == []
