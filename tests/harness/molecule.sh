@@ -16,6 +16,9 @@ fi
 "$HARNESS_DIR/host-deps.sh" "$scenario"
 "$HARNESS_DIR/acng.sh" start
 "$HARNESS_DIR/nvrepo.sh" start
+# the stand-in repository's signing key, given offline (a key over plain http is refused): the
+# container reads it through a file:// key URL, the VM inline
+LLMHOST_NVREPO_KEY=$("$HARNESS_DIR/nvrepo.sh" path)/debian12/x86_64/3bf863cc.pub; export LLMHOST_NVREPO_KEY
 case "$scenario" in
   container)
     "$HARNESS_DIR/dockerd.sh" start

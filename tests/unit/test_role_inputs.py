@@ -60,6 +60,12 @@ CASES = [
      "name files that do not exist on the host: /nonexistent/mok.key, /nonexistent/mok.pub"),
     ("nvidia_driver", {"llmhost_stack_nvidia_repo_url": "http://127.0.0.1:9/debian12/x86_64/"},
      "could not be read or its signature verified"),
+    # no way onto the network without a key: the key would come over plain http from <url>3bf863cc.pub
+    ("nvidia_driver", {"llmhost_stack_nvidia_repo_key": ""},
+     "signing key would be fetched over plain http:// from {repo}3bf863cc.pub (llmhost_stack_nvidia_repo_url"),
+    ("cuda_toolkit", {"cuda_toolkit_state": "present", "llmhost_stack_nvidia_repo_key": "",
+                      "llmhost_stack_nvidia_repo_key_url": "http://keys.lan/nvidia.pub"},
+     "from http://keys.lan/nvidia.pub (llmhost_stack_nvidia_repo_key_url)"),
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package": "cuda"}, "never cuda or cuda-drivers"),
     ("cuda_toolkit", {"cuda_toolkit_state": "present", "cuda_toolkit_package_version": "13.0.1-1"},
      "cuda_toolkit_package_version=13.0.1-1: {repo} (llmhost_stack_nvidia_repo_url) has no cuda-toolkit-13-0 at 13.0.1-1. "
@@ -143,7 +149,9 @@ def nvidia_repo(tmp_path_factory):
     spec.loader.exec_module(nvrepo)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(nvrepo.Quiet, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield "http://127.0.0.1:%d/debian12/x86_64/" % server.server_address[1]
+    # the repository over plain http, with its key inline: a key over plain http is refused
+    yield ("http://127.0.0.1:%d/debian12/x86_64/" % server.server_address[1],
+           (out / "debian12" / "x86_64" / "3bf863cc.pub").read_text())
     server.shutdown()
 
 
@@ -185,9 +193,10 @@ def test_bad_input_fails_early_naming_the_variable(request, tmp_path, role, extr
     (subst["model"] / "config.json").write_text(json.dumps(QWEN25_3B))
     subst["secure_boot_on"].write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
     if role in ("nvidia_driver", "cuda_toolkit"):
-        subst["repo"] = request.getfixturevalue("nvidia_repo")
+        subst["repo"], key = request.getfixturevalue("nvidia_repo")
         extra = dict(extra)
         extra.setdefault("llmhost_stack_nvidia_repo_url", subst["repo"])
+        extra.setdefault("llmhost_stack_nvidia_repo_key", key)
     extra = {k: v.format(**subst) if isinstance(v, str) else v for k, v in extra.items()}
     words = words.format(**subst)
     play = tmp_path / "play.yml"
@@ -224,9 +233,15 @@ FIRST_PLAY = [
     ({"gpu_tuning_graphics_clocks": "fast", "model_revision": "0" * 40}, "gpu_tuning_graphics_clocks=fast"),
     ({"vllm_install_method": "conda", "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
     ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "file:///srv/git/cut lass"},
-      "model_revision": "0" * 40}, "vllm_install_git_mirrors="),
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'file:///srv/git/cut lass' is not a URL"),
     ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://git.lan/$(id)"},
-      "model_revision": "0" * 40}, "must be a URL"),
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'https://git.lan/$(id)' is not a URL"),
+    # a source written into the 0600 pip.conf: a newline would add a setting of its own
+    ({"vllm_install_index_url": "https://pypi.lan/simple\ntrusted-host = evil", "model_revision": "0" * 40},
+     "vllm_install_index_url: 'https://pypi.lan/simple\\ntrusted-host = evil' is not a URL"),
+    ({"quantize_find_links": ["wheels"], "model_revision": "0" * 40}, "quantize_find_links: 'wheels' is not a URL"),
+    ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
+     "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
     ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
     ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
@@ -260,7 +275,7 @@ def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
 @pytest.mark.parametrize("distribution,major,want", [("Debian", "12", "3.11"), ("Ubuntu", "24", "3.12")])
 def test_the_profile_role_settles_the_venvs_python_for_the_distribution(tmp_path, distribution, major, want):
     """current: Debian 12's own Python 3.11 (its locks are resolved for it), elsewhere the profile's 3.12.
-    The one place this is decided; the preflight report and the roles read llmhost_stack_python."""
+    The one place this is decided; the host report and the roles read llmhost_stack_python."""
     play = tmp_path / "play.yml"
     play.write_text("""
 - hosts: all
