@@ -81,6 +81,26 @@ def test_an_interrupted_run_leaves_nothing_servable(host):
     host.run("rm -rf %s.partial" % dest)
 
 
+# Data loss: the worker replaces its output folder, so a quantize_output the role did not write (a
+# user's folder, or the model itself) is refused by the real role before anything changes, and kept.
+FOREIGN = "/srv/llmhost/models/users-own"
+
+
+@pytest.mark.parametrize("output,words", [
+    (FOREIGN, "it exists and holds no llmhost-quantize.json, so it is not an output of this role"),
+    (MODEL, "it is, holds or lies in the model to quantize"),
+])
+def test_quantize_output_that_is_not_its_own_is_refused_and_kept(host, playbook, output, words):
+    host.run("mkdir -p %s && echo keep > %s/notes.txt" % (FOREIGN, FOREIGN))
+    before = host.check_output("cd %s && find . -type f -exec sha256sum {} + | sort" % output)
+    changed, failed, out = playbook("--tags", "quantize", "-e", "quantize_output=" + output)
+    assert failed > 0 and changed == 0, out[-3000:]
+    assert "quantize_output=%s: %s" % (output, words) in " ".join(out.split()), out[-3000:]
+    assert host.check_output("cd %s && find . -type f -exec sha256sum {} + | sort" % output) == before
+    assert not host.file(output + ".partial").exists
+    host.run("rm -rf %s" % FOREIGN)
+
+
 # The seed profile's quantizer, AutoAWQ 0.2.6 on torch 2.3.1, run for real on the CPU by the quantize role
 # alone under `llmhost_stack=seed`. The seed is Ubuntu 22.04 only: an override lets this Debian 12 host
 # through the preflight, and the seed's AutoAWQ lock resolved for Python 3.11 (seed-autoawq-py311.txt)
