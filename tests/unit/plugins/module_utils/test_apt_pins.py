@@ -1,0 +1,41 @@
+"""apt pin entries as apt_preferences(5) reads them, on the profiles' own pins: what a driver
+replacement purges, and what the same apt transaction moves to the pinned version instead."""
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.llmhost.vllm.plugins.filter.apt_unpinned import apt_unpinned
+from ansible_collections.llmhost.vllm.plugins.module_utils.apt_pins import covers
+
+VARS = Path(__file__).resolve().parents[4] / "roles" / "llmhost_stack" / "vars"
+
+
+def _pins(profile, distribution):
+    data = yaml.safe_load((VARS / (profile + ".yml")).read_text())["__llmhost_stack_data"]
+    return data["nvidia_driver"]["pin_packages"][distribution]
+
+
+def test_entries_are_names_globs_and_searched_regexes():
+    assert covers("libcuda1", "libcuda1") and not covers("libcuda1", "libcuda1-dbg")
+    assert covers("nvidia-*", "nvidia-smi") and not covers("nvidia-*", "libnvidia-ml1")
+    assert covers("/nvidia-/", "libnvidia-ml1")            # a regex is searched, not anchored
+    assert not covers("/", "x") and covers("//", "//")     # too short to be a regex: a plain name
+
+
+def test_ubuntu_535_to_580_purges_the_old_branch_and_nothing_else():
+    installed = ["nvidia-headless-535", "nvidia-utils-535", "libnvidia-compute-535", "nvidia-dkms-535",
+                 "nvidia-kernel-common-535", "xserver-xorg-video-nvidia-535", "nvidia-headless-580-open"]
+    assert apt_unpinned(installed, _pins("current", "Ubuntu")) == installed[:-1]
+
+
+def test_debian_flavour_moves_the_family_within_one_transaction():
+    """NVIDIA's Debian packages carry no branch: another version of the same names is moved, never purged."""
+    installed = ["nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-kernel-support", "libnvidia-ml1",
+                 "libnvidia-cfg1", "libcuda1", "nvidia-smi", "nvidia-persistenced", "firmware-nvidia-gsp"]
+    assert apt_unpinned(installed, _pins("current", "Debian")) == []
+    assert apt_unpinned(installed + ["cuda-drivers"], _pins("current", "Debian")) == ["cuda-drivers"]
+
+
+def test_seed_pins_its_branch_only():
+    assert apt_unpinned(["nvidia-utils-535", "nvidia-utils-580", "libnvidia-compute-535"], _pins("seed", "Ubuntu")) == [
+        "nvidia-utils-580"]
