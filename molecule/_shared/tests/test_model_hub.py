@@ -6,11 +6,15 @@ Hub (tests/harness/hfhub.py), which serves the tiny model at two revisions.
 Here: the pinned revision is the one in place, checked and tidy; the token reached the hub and nowhere
 else; a revision the hub does not have is refused before anything is written; a new revision that fails
 its checks leaves the model in place untouched; a folder without the collection's manifest is refused
-and kept. The second run without
-the hub is in test_vllm_service_rerun.py (`--tags model` with the hub unreachable); the worker's own
-failure paths (a download killed half-way, bytes that do not match the hub's sha256) are unit tests
-with the same client (tests/unit/test_model_fetch.py). Container scenario only."""
+and kept; the worker the role sent, killed half-way through a throttled download, continues where it
+stopped, and a second one started on the same folder meanwhile is refused. The second run without
+the hub is in test_vllm_service_rerun.py (`--tags model` with the hub unreachable); bytes that do not
+match the hub's sha256 are a unit test with the same client (tests/unit/test_model_fetch.py).
+Container scenario only."""
 import json
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +23,7 @@ REV_A, REV_B = "cfadfc797a22451d91044093f8227f9f97c8d57f", "0030871344bfdbc0dd45
 TOKEN = "hf_llmhostMoleculeTestToken"
 MODEL = "/srv/llmhost/models/tiny-qwen"
 FACT = "/etc/ansible/facts.d/llmhost_model.fact"
+SOURCE = "/srv/llmhost-test/tiny-qwen"  # the bytes of revision A, copied by prepare to compare with
 
 
 @pytest.fixture(autouse=True)
@@ -97,3 +102,48 @@ def test_check_mode_plans_the_service_from_the_hubs_config(host, playbook):
     text = " ".join(out.replace("''", "'").split())  # the yaml callback doubles quotes and folds lines
     assert "%s/config.json is not there yet" % dest in text and "the plan is made from the model role's model_config" in text
     assert not host.file(dest).exists and not host.file(dest + ".partial").exists
+
+
+def _gets(requests):
+    return [r["path"].rsplit("/", 1)[-1] for r in requests if r["method"] == "GET" and "/resolve/%s/" % REV_A in r["path"]]
+
+
+def test_a_killed_download_continues_and_a_second_one_meanwhile_is_refused(host, hub_requests):
+    """The role's worker and the vLLM venv's real huggingface_hub client, run on the host as the role runs them
+    (token on stdin), against the stand-in hub throttled to 2 MB/s: killed (-9) while the weights arrive, a
+    second worker started on the same folder meanwhile is refused and touches nothing, and the next run
+    fetches only what the killed one had not finished, then checks every file against the hub."""
+    dest, cache = "/srv/llmhost-test/killed-download.partial", "/srv/llmhost-test/killed-download-hf"
+    worker = ("echo %s | env HF_ENDPOINT=http://127.0.0.1:%s HF_HOME=%s HF_HUB_OFFLINE=0 /opt/llmhost/vllm/venv/bin/python "
+              "/usr/local/lib/llmhost/llmhost_fetch.py download --repo %s --revision %s --dest %s --token-stdin"
+              % (TOKEN, os.environ.get("LLMHOST_HFHUB_PORT", "3144"), cache, REPO, REV_A, dest))
+    faults = Path(os.environ["LLMHOST_HFHUB_ROOT"]) / "faults.json"
+    host.run_expect([0], "rm -rf %s %s" % (dest, cache))
+    start = len(hub_requests())
+    faults.write_text(json.dumps({"throttle_bps": 2 << 20}))
+    try:
+        host.run_expect([0], "(sh -c '%s' > /tmp/killed-download.log 2>&1 & echo $! > /tmp/killed-download.pid)" % worker)
+        for _attempt in range(120):            # until the weights are on their way (bounded: 60 s)
+            if "model.safetensors" in _gets(hub_requests()[start:]):
+                break
+            time.sleep(0.5)
+        time.sleep(3)
+        listing = host.check_output("cd %s && find . -type f | sort" % dest)
+        second = host.run(worker)
+        assert second.rc != 0 and "is being written by another download" in second.stderr, second.stderr
+        assert host.check_output("cd %s && find . -type f | sort" % dest) == listing   # the refused one touched nothing
+        host.run_expect([0], "pkill -9 -f '[l]lmhost_fetch.py download .*killed-download'; sleep 1")
+    finally:
+        faults.unlink()
+    first = _gets(hub_requests()[start:])
+    assert "config.json" in first and host.file(dest + "/config.json").exists     # finished before the kill
+    assert not host.file(dest + "/model.safetensors").exists                       # not finished
+    again = len(hub_requests())
+    done = host.run(worker)
+    assert done.rc == 0, done.stderr[-3000:]
+    refetched = _gets(hub_requests()[again:])
+    assert "model.safetensors" in refetched and "config.json" not in refetched, refetched
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        assert (host.check_output("sha256sum %s/%s" % (dest, name)).split()[0]
+                == host.check_output("sha256sum %s/%s" % (SOURCE, name)).split()[0]), name
+    host.run("rm -rf %s %s /tmp/killed-download.*" % (dest, cache))
