@@ -87,4 +87,3 @@ def test_toolkit_is_installed_pinned_and_on_path(host, container_scope):
     out = host.check_output("bash -lc 'echo $CUDA_HOME; nvcc --version'")
     assert out.startswith("/usr/local/cuda-13.0\n")
     assert "Cuda compilation tools, release 13.0," in out
-
