@@ -43,7 +43,7 @@ accel_file() { echo "$LLMHOST_TEST_CACHE/accel-$(uname -r)"; }
 boot_and_wait() { # $1 accel, $2 disk, $3 kernel, $4 initrd, $5 timeout_s -> 0 when ssh answers
   local accel=$1 disk=$2 k=$3 i=$4 limit=$5 port=2299 cpu=max
   [ "${accel%%,*}" = kvm ] && cpu=host
-  rm -f "$IMG/build-qemu.pid"
+  rm -f "$IMG/build-qemu.pid" "$IMG/build-console.log"
   qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m 2048 -smp 2 -display none -daemonize \
     -pidfile "$IMG/build-qemu.pid" -serial "file:$IMG/build-console.log" \
     -drive "file=$disk,if=virtio,format=qcow2" \
@@ -51,6 +51,11 @@ boot_and_wait() { # $1 accel, $2 disk, $3 kernel, $4 initrd, $5 timeout_s -> 0 w
     -kernel "$k" -initrd "$i" -append "root=/dev/vda1 console=ttyS0" >&2 9>&-
   local t0=$SECONDS
   while [ $((SECONDS - t0)) -lt "$limit" ]; do
+    # A working KVM prints the kernel's first lines on the serial console within a second or two;
+    # one that accepts the VM and never runs it (seen nested, with kvm_pvm) prints nothing at all.
+    if [ "${accel%%,*}" = kvm ] && [ $((SECONDS - t0)) -ge 15 ] && [ ! -s "$IMG/build-console.log" ]; then
+      log "KVM: nothing on the serial console after 15 s"; return 1
+    fi
     timeout 15 ssh -q -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
       -i "$LLMHOST_SSH_KEY" -p $port root@127.0.0.1 true 2>/dev/null && return 0
     sleep 2
@@ -100,9 +105,9 @@ vm() {
   if [ -z "$accel" ]; then
     accel=tcg,thread=multi
     if [ -w /dev/kvm ] && [ "${LLMHOST_TRY_KVM:-1}" = 1 ]; then
-      log "trying KVM (bounded: 60 s to ssh)"
+      log "trying KVM (bounded: 60 s to ssh, 15 s to the first console line)"
       if boot_and_wait kvm "$tmp/disk.qcow2" "$k" "$i" 60; then accel=kvm; else
-        log "KVM did not boot a stock Debian kernel in 60 s; using TCG"; kill "$(cat "$IMG/build-qemu.pid")" 2>/dev/null || true; sleep 2
+        log "KVM did not boot a stock Debian kernel; using TCG"; kill "$(cat "$IMG/build-qemu.pid")" 2>/dev/null || true; sleep 2
       fi
     fi
     echo "$accel" > "$(accel_file)"
