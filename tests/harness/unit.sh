@@ -6,4 +6,4 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 "$HARNESS_DIR/host-deps.sh" unit
 cd "$REPO_ROOT"
-exec pytest -q -n "${LLMHOST_UNIT_WORKERS:-2}" tests/unit "$@"
+exec pytest -q -n "${LLMHOST_UNIT_WORKERS:-2}" --durations=15 tests/unit "$@"
