@@ -37,7 +37,10 @@ case "$scenario" in
     export LLMHOST_BUILD_WHEELS LLMHOST_CUDA_HOME ;;
   vm)
     LLMHOST_VM_IMAGE=$("$HARNESS_DIR/images.sh" vm); export LLMHOST_VM_IMAGE
-    LLMHOST_QEMU_ACCEL=$("$HARNESS_DIR/images.sh" accel); export LLMHOST_QEMU_ACCEL ;;
+    LLMHOST_QEMU_ACCEL=$("$HARNESS_DIR/images.sh" accel); export LLMHOST_QEMU_ACCEL
+    # Mitogen's strategy plugins, from the venv's own mitogen (molecule/vm/molecule.yml names the strategy)
+    LLMHOST_MITOGEN_STRATEGIES=$(python3 -c 'import ansible_mitogen.plugins.strategy as s, os; print(os.path.dirname(s.__file__))')
+    export LLMHOST_MITOGEN_STRATEGIES ;;
   *) echo "unknown scenario $scenario" >&2; exit 2 ;;
 esac
 cd "$REPO_ROOT"

@@ -55,8 +55,8 @@ def test_a_failing_layer_fails_the_run_and_the_other_lane_still_runs(tmp_path):
 
 
 def test_lanes_run_side_by_side(tmp_path):
-    # lane A (unit) and lane B (molecule-vm) each sleep 3 s: side by side the wall time stays near 3 s
-    proc = _run(tmp_path, {"unit": "sleep 3", "molecule-vm": "sleep 3"})[0]
+    # lane A (lint) and lane B (molecule-vm) each sleep 3 s: side by side the wall time stays near 3 s
+    proc = _run(tmp_path, {"lint": "sleep 3", "molecule-vm": "sleep 3"})[0]
     assert proc.returncode == 0, proc.stdout
     total = next(l for l in proc.stdout.splitlines() if l.startswith("total (wall)"))
     assert int(total.split()[2].rstrip("s")) < 6, total
