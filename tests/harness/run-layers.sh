@@ -25,9 +25,9 @@ declare -A CMD=(
   [molecule-vm]="$H/molecule.sh vm"
 )
 # Budgets in seconds, for a cold 2-core machine with both lanes running (molecule/README.md).
-# Measured on 2026-12-02: the container 1375 s (its image and wheels cold) and 1092 s (warm); the
-# VM, under Mitogen's strategy, 509 s warm (with a reboot) and about 1400 s on a busier hour;
-# unit, now beside the container's verify, 142-261 s. Lane A (the container) sets the pace.
+# Measured on 2026-12-02: the container 1310-1375 s with its image and wheels cold, 1092 s warm; the
+# VM, under Mitogen's strategy, 848 s with its image built cold, 509 s warm; unit, now beside the
+# container's verify, 142-261 s. Lane A (the container) sets the pace.
 declare -A BUDGET=(
   [setup]=180 [lint]=120 [sanity]=240 [unit]=300 [molecule-container]=1500 [molecule-vm]=1200
 )
