@@ -48,9 +48,11 @@ def test_a_layer_that_cannot_run_fails_unless_allowed(tmp_path, allow, expect_rc
 
 
 def test_a_failing_layer_fails_the_run_and_the_other_lane_still_runs(tmp_path):
-    proc, rows = _run(tmp_path, {"unit": "exit 3", "molecule-vm": "echo vm ran"})
+    # lint (lane A) fails at once; molecule-vm (lane B) still runs to its end
+    proc, rows = _run(tmp_path, {"lint": "exit 3", "molecule-vm": "sleep 1; echo vm ran"})
     assert proc.returncode == 1
-    assert "FAIL (rc 3)" in rows["unit"] and "PASS" in rows["molecule-vm"]
+    assert "FAIL (rc 3)" in rows["lint"] and "PASS" in rows["molecule-vm"]
+    assert "vm ran" in proc.stdout
     assert "layers: 1 passed, 1 failed" in proc.stdout
 
 
