@@ -14,6 +14,10 @@ description:
     before a template's C(@); an environment name is letters, digits and C(_), not starting with a digit.
   - A source (a package index, a find-links location, a git mirror) is a URL or an absolute path with no whitespace,
     quote, C($), backtick or backslash, so that it stays one value in the config file it is written to.
+  - A host is a host name or an IP address; a user is a portable user or group name.
+  - Debian package names, versions and pin patterns (a name, a glob or a C(/regex/)) follow Debian policy, so that
+    they stay one token in an apt pin, a dpkg hold and the unattended-upgrades blacklist.
+  - An argument has no whitespace, quote, C($), backtick or backslash, as it becomes one word of the command line of the unit.
   - A value may be a list, and then each item is checked.
   - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/values.py)).
 options:
@@ -24,7 +28,7 @@ options:
   kind:
     description: What the names become.
     type: str
-    choices: [path_part, unit, unit_prefix, env_name, source]
+    choices: [path_part, unit, unit_prefix, env_name, source, host, user, apt_name, apt_version, apt_pattern, arg]
     default: path_part
 author: llmhost.vllm maintainers (@llmhost)
 """

@@ -14,6 +14,17 @@ _ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNIT_PREFIX_RE = re.compile(r"[A-Za-z0-9:_.-]+\Z")
 _SOURCE_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|/)[^\s\"'$`\\]+\Z")
 _UNIT_RE = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.(service|timer|target|socket|mount|path)\Z")
+# A host name or an IPv4/IPv6 address, as vLLM's --host takes it.
+_HOST_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)\Z")
+# useradd(8)'s portable names.
+_USER_RE = re.compile(r"[a-z_][a-z0-9_-]{0,31}\Z")
+# Debian policy 5.6.1 and 5.6.12: package names and versions (a kernel release is a version-like name too).
+_APT_NAME_RE = re.compile(r"[a-z0-9][a-z0-9+.-]+\Z")
+_APT_VERSION_RE = re.compile(r"[0-9][A-Za-z0-9.+~:-]*\Z")
+# What an apt pin or the unattended-upgrades blacklist takes: a name, a glob or a /regex/, one token.
+_APT_PATTERN_RE = re.compile(r"([a-z0-9*?][a-z0-9+.*?-]*|/[^\s\"'\\`/]+/)\Z")
+# One argument of vllm serve: it lands unquoted in VLLM_ARGS, which systemd splits at whitespace.
+_ARG_RE = re.compile(r"[^\s\"'\\$`]+\Z")
 
 
 def _number(value):
@@ -65,14 +76,27 @@ _NAME_RULES = {
                "is not a URL (https://..., file:///...) or an absolute path without whitespace, quotes, $, ` or backslashes"),
     "env_name": (lambda t: bool(_ENV_RE.match(t)),
                  "is not an environment variable name (letters, digits and _, not starting with a digit)"),
+    "host": (lambda t: bool(_HOST_RE.match(t)), "is not a host name or an IP address"),
+    "user": (lambda t: bool(_USER_RE.match(t)),
+             "is not a user or group name (lower-case letters, digits, _ and -, starting with a letter or _; 32 at most)"),
+    "apt_name": (lambda t: bool(_APT_NAME_RE.match(t)),
+                 "is not a Debian package name (lower-case letters, digits and + . -)"),
+    "apt_version": (lambda t: bool(_APT_VERSION_RE.match(t)),
+                    "is not a Debian version (a digit, then letters, digits and . + ~ : -)"),
+    "apt_pattern": (lambda t: bool(_APT_PATTERN_RE.match(t)),
+                    "is not a package name, glob or /regex/ that apt's pin and the blacklist read as one token"),
+    "arg": (lambda t: bool(_ARG_RE.match(t)),
+            "cannot be one argument of the unit (no whitespace, quotes, $, backquotes or backslashes)"),
 }
 
 
 def name_errors(spec, kind="path_part"):
     """``spec`` maps a name to a value (or a list of values) that becomes one path part (``kind="path_part"``:
     never ``/``, ``.`` or ``..``), a systemd unit name (``"unit"``) or the part before a template's ``@``
-    (``"unit_prefix"``), an environment name (``"env_name"``) or a package source written into a config file
-    (``"source"``: a URL or an absolute path that cannot start another line or setting)."""
+    (``"unit_prefix"``), an environment name (``"env_name"``), a package source written into a config file
+    (``"source"``: a URL or an absolute path that cannot start another line or setting), a host (``"host"``), a user
+    or group (``"user"``), a Debian package name, version or pin pattern (``"apt_name"``, ``"apt_version"``,
+    ``"apt_pattern"``), or one argument of the unit's command line (``"arg"``)."""
     test, rule = _NAME_RULES[kind]
     out = []
     for name, value in sorted((spec or {}).items()):

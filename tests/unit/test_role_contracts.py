@@ -1,5 +1,6 @@
 """Every role keeps its contract: argument_specs equal to defaults, README naming every variable,
 phase imports tagged with the role, role and phase tags."""
+import re
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,8 @@ import yaml
 
 # The internal role (_common) has entry points instead of a main with phases and public variables:
 # test_common_role.py holds it to its own contract.
-ROLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "roles").iterdir()
+ROOT = Path(__file__).resolve().parents[2]
+ROLES = sorted(p for p in (ROOT / "roles").iterdir()
                if (p / "tasks" / "main.yml").exists() and not p.name.startswith("_"))
 PHASES = {"install", "configure", "service", "verify"}
 
@@ -98,3 +100,16 @@ def test_the_standin_torch_is_the_quantizer_locks_torch():
     assert {name: quantizer.get(name) for name in standin} == standin
     dev = {k.lower().replace("_", "-"): v for k, v in pins(root / "requirements/dev.txt").items()}
     assert dev["huggingface-hub"] == standin["huggingface-hub"]
+
+
+# An input check anchored with `$` lets a value through with a newline at its end (Python's `$` matches
+# before a final newline), and that newline then starts a line of its own in a pin, a unit or a script.
+_MATCH_DOLLAR = re.compile(r"""is (?:not )?match\(\s*(['"])(?:(?!\1).)*\$\1""")
+
+
+def test_input_checks_anchor_at_the_very_end():
+    found = ["%s:%d: %s" % (path.relative_to(ROOT), n, line.strip())
+             for path in sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("roles/*/vars/*.yml"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if _MATCH_DOLLAR.search(line) or re.search(r"_re: '[^']*\$'", line)]
+    assert not found, "use \\Z, not $, at the end of a pattern that checks an input:\n" + "\n".join(found)

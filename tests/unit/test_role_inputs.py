@@ -133,6 +133,9 @@ CASES = [
     ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{tampered_store}", "model_name": "tiny"},
      "no longer matches its manifest: tokenizer_config.json does not match the manifest"),
     ("cuda_toolkit", {"cuda_toolkit_state": "maybe"}, "value of cuda_toolkit_state must be one of: auto, present, skip, got: maybe"),
+    # the last replica's port, known once the plan has its replicas (two here)
+    ("vllm_service", dict(SERVE, vllm_service_base_port=65535),
+     "vllm_service_base_port=65535 with 2 replica(s) puts the last one on port 65536"),
 ]
 
 
@@ -245,6 +248,23 @@ FIRST_PLAY = [
     ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
     ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
+    # values checked for what they become, one case per format they land in: a root shell script, an apt pin,
+    # the unit's argument list, a user in the unit, apt's own source list, a clock range
+    ({"system_tuning_cpu_governor": 'performance"; id #', "model_revision": "0" * 40},
+     "system_tuning_cpu_governor: 'performance\"; id #' must be one plain name"),
+    ({"nvidia_driver_version": "580.159.04\n", "model_revision": "0" * 40},
+     "nvidia_driver_version: '580.159.04\\n' is not a Debian version"),
+    ({"vllm_service_host": "127.0.0.1\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
+     "vllm_service_host: '127.0.0.1\\nLD_PRELOAD=/tmp/x.so' is not a host name or an IP address"),
+    ({"vllm_service_served_model_name": "qwen\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
+     "vllm_service_served_model_name: 'qwen\\nLD_PRELOAD=/tmp/x.so' cannot be one argument of the unit"),
+    ({"vllm_install_user": "vllm\nroot", "model_revision": "0" * 40},
+     "vllm_install_user: 'vllm\\nroot' is not a user or group name"),
+    ({"llmhost_stack_nvidia_repo_sources_file": "/etc/apt/sources.list", "model_revision": "0" * 40},
+     "llmhost_stack_nvidia_repo_sources_file='/etc/apt/sources.list' must be a file directly in /etc/apt/sources.list.d"),
+    ({"gpu_tuning_graphics_clocks": "2100,1000", "model_revision": "0" * 40},
+     "gpu_tuning_graphics_clocks=2100,1000 / gpu_tuning_memory_clocks=none / gpu_tuning_power_limit_w=0: clocks are "
+     "\"min,max\" (min not above max)"),
 ]
 
 

@@ -29,6 +29,15 @@ def test_lists():
     ("source", ["https://user:p%40ss@mirror.example/simple", "file:///srv/wheels", "/srv/wheels", "ssh://git@h/x.git"],
      ["", "mirror.example/simple", "https://m/simple\ntrusted-host = evil", "https://m/simple ", "https://m/$HOME",
       "/srv/a b", "https://m/\"x", "https://m/\\x", "https://m/`id`"]),
+    ("host", ["127.0.0.1", "::1", "::", "0.0.0.0", "gpu-1.lan", "fe80::1"], ["127.0.0.1\nLD_PRELOAD=/x.so", "a b", "-x", ""]),
+    ("user", ["vllm", "_svc", "llm-host"], ["vllm\nroot", "Vllm", "a b", "1a", "x" * 33]),
+    ("apt_name", ["linux-image-6.5.0-41-generic", "libstdc++6", "cuda-toolkit-12-1"],
+     ["Cuda", "a b", "cuda\n", "-x", "x"]),
+    ("apt_version", ["535.129.03-0ubuntu1", "1:2.3~rc1+dfsg-1", "6.5.0-41-generic", "6.5.0-41.41~22.04.2"],
+     ["x1", "1 2", "580.159.04\n", "", "1-1\nPin-Priority: 1001"]),
+    ("apt_pattern", ["/^(lib)?nvidia-.*-535(-open)?$/", "xserver-xorg-video-nvidia-535", "libnvidia-*"],
+     ["a b", "/a b/", "x\"", "/x\n/", "nvidia\nPin: release *"]),
+    ("arg", ["--max-num-seqs", "256", "Qwen/Qwen3-4B", "/srv/m"], ["a b", "qwen\nLD_PRELOAD=/x.so", "$HOME", "\"", ""]),
 ])
 def test_names(kind, good, bad):
     assert name_errors({"v": good}, kind) == []
