@@ -265,7 +265,15 @@ FIRST_PLAY = [
     ({"gpu_tuning_graphics_clocks": "2100,1000", "model_revision": "0" * 40},
      "gpu_tuning_graphics_clocks=2100,1000 / gpu_tuning_memory_clocks=none / gpu_tuning_power_limit_w=0: clocks are "
      "\"min,max\" (min not above max)"),
+    # a token written alone into its 0600 file: a trailing backslash or a newline is refused, its value never shown
+    ({"model_hf_token": "hf_SecretValueOfTheTest\\", "model_revision": "0" * 40},
+     "model_hf_token holds whitespace, a newline, a backslash"),
+    # TORCH_CUDA_ARCH_LIST in the build's environment: refused in the first play, not only in the build's preflight
+    ({"vllm_install_arch_list": "8.9;sm_90", "model_revision": "0" * 40},
+     "vllm_install_arch_list=\"8.9;sm_90\": give the GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST"),
 ]
+# Inputs whose values must never reach the output, whatever is refused.
+SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token")
 
 
 @pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])
@@ -290,6 +298,8 @@ def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
     plays = [line for line in out.splitlines() if line.startswith("PLAY [")]
     assert len(plays) == 1 and "before changing anything" in plays[0], plays
     assert "changed=0" in out
+    for name in set(SECRETS) & set(extra):
+        assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
 
 
 @pytest.mark.parametrize("distribution,major,want", [("Debian", "12", "3.11"), ("Ubuntu", "24", "3.12")])
