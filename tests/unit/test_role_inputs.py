@@ -246,7 +246,9 @@ FIRST_PLAY = [
     ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
      "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
     ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
-    ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40},
+    # a valid token passes model's check, so the refusal is quantize's, which comes after it
+    ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40,
+      "model_hf_token": "hf_ValidTokenOfTheTest0123456789"},
      "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
     # values checked for what they become, one case per format they land in: a root shell script, an apt pin,
     # the unit's argument list, a user in the unit, apt's own source list, a clock range
