@@ -113,3 +113,32 @@ def test_input_checks_anchor_at_the_very_end():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if _MATCH_DOLLAR.search(line) or re.search(r"_re: '[^']*\$'", line)]
     assert not found, "use \\Z, not $, at the end of a pattern that checks an input:\n" + "\n".join(found)
+
+
+def _boolean_inputs():
+    names = set()
+    for spec_file in ROOT.glob("roles/*/meta/argument_specs.yml"):
+        for spec in yaml.safe_load(spec_file.read_text())["argument_specs"].values():
+            names |= {n for n, o in (spec.get("options") or {}).items()
+                      if o.get("type") == "bool" and not n.startswith("_common_")}
+    return names
+
+
+# A boolean given on the command line (-e nvidia_driver_replace=true, as the roles' messages say) passes the
+# argument spec as the string "true", and Ansible 2.19 refuses a string where a condition needs a boolean.
+def test_boolean_inputs_are_read_through_bool():
+    names = _boolean_inputs()
+    assert {"nvidia_driver_replace", "kernel_reboot_ok", "vllm_service_allow_unauthenticated"} <= names
+    raw = re.compile(r"\b(%s)\b(?!\s*\|\s*bool)(?!\s*[:=])" % "|".join(sorted(names, key=len, reverse=True)))
+    found = []
+    for path in sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("roles/*/vars/*.yml")):
+        in_msg = False
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if re.match(r"(fail_)?msg:", stripped):
+                in_msg = True            # a message and its folded lines: prose, not a condition
+            elif re.match(r"(- )?[a-z_]+:", stripped):
+                in_msg = False
+            if not stripped.startswith("#") and not in_msg and raw.search(line):
+                found.append("%s:%d: %s" % (path.relative_to(ROOT), n, stripped))
+    assert not found, "read boolean inputs with | bool:\n" + "\n".join(found)
