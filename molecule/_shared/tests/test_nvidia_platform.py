@@ -87,3 +87,40 @@ def test_toolkit_is_installed_pinned_and_on_path(host, container_scope):
     out = host.check_output("bash -lc 'echo $CUDA_HOME; nvcc --version'")
     assert out.startswith("/usr/local/cuda-13.0\n")
     assert "Cuda compilation tools, release 13.0," in out
+
+
+def _transactions(host):
+    return host.check_output("grep -c '^Start-Date' /var/log/apt/history.log || true")
+
+
+def _driver_versions(host):
+    return {p: host.package(p).version for p in DRIVER_PACKAGES + ["nvidia-smi", "libcuda1", "nvidia-persistenced"]}
+
+
+def test_another_driver_version_is_kept_unless_replaced_then_moved_in_one_transaction(host, playbook, container_scope):
+    """nvidia_driver_version changed on a host with the role's driver (held, as the role leaves it: dpkg's "hi"):
+    refused and kept without nvidia_driver_replace; with it, the whole family (the packages and what they depend
+    on, same names in NVIDIA's Debian flavour) moves in ONE apt transaction, so no moment has the host without a
+    driver; then back the same way, held again."""
+    version = NEWER.rsplit("-", 1)[0]
+    before = _transactions(host)
+    changed, failed, out = playbook("--tags", "nvidia_driver", "-e", "nvidia_driver_version=" + version)
+    assert failed and changed == 0, out[-3000:]
+    assert "Another NVIDIA driver is installed" in out and "nvidia_driver_replace=true" in " ".join(out.split())
+    assert set(_driver_versions(host).values()) == {DRIVER} and _transactions(host) == before
+    try:
+        changed, failed, out = playbook("--tags", "nvidia_driver", "-e", "nvidia_driver_version=" + version,
+                                        "-e", "nvidia_driver_replace=true")
+        assert failed == 0 and changed > 0, out[-3000:]
+        assert set(_driver_versions(host).values()) == {NEWER}
+        assert int(_transactions(host)) == int(before) + 1, host.check_output("tail -n 30 /var/log/apt/history.log")
+        last = host.check_output("awk '/^Start-Date/{t=\"\"} {t=t $0 \"\\n\"} END{printf \"%s\", t}' /var/log/apt/history.log")
+        assert all(p in last for p in _driver_versions(host)), last
+        assert "Remove:" not in last and "Purge:" not in last, last
+    finally:
+        changed, failed, out = playbook("--tags", "nvidia_driver", "-e", "nvidia_driver_replace=true")
+    assert failed == 0, out[-3000:]
+    assert set(_driver_versions(host).values()) == {DRIVER}
+    assert int(_transactions(host)) == int(before) + 2
+    for package in DRIVER_PACKAGES:
+        assert host.check_output("dpkg-query -W -f='${Status}' %s" % package).startswith("hold ")
