@@ -17,7 +17,7 @@ ROLE = ROOT / "roles" / "_common"
 SPECS = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]
 DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
 # task files imported by entry points, never called from outside
-PARTS = {"nvidia_repo_settle"}
+PARTS = {"nvidia_repo_settle", "package_state"}
 
 
 def test_every_entry_point_is_declared_and_every_file_is_one_or_a_part():
