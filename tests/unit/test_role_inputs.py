@@ -130,6 +130,10 @@ CASES = [
     ("model", {"model_repo": "no such repo", "model_revision": "0" * 40}, "model_repo=no such repo"),
     ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{store}", "model_min_free_gib": 99999},
      "(model_store) has"),
+    # offline, the hub is not asked: the size is the pre-seeded cache's snapshot of the revision
+    ("model", {"model_repo": "llmhost-test/tiny", "model_revision": "c" * 40, "model_hf_offline": True,
+               "model_hf_cache": "{hf_cache}", "model_store": "{store}", "model_min_free_gib": 99999},
+     "(model_store) has"),
     ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{tampered_store}", "model_name": "tiny"},
      "no longer matches its manifest: tokenizer_config.json does not match the manifest"),
     ("cuda_toolkit", {"cuda_toolkit_state": "maybe"}, "value of cuda_toolkit_state must be one of: auto, present, skip, got: maybe"),
@@ -182,7 +186,16 @@ def tiny_models(tmp_path_factory):
                                                             "files": model_check.manifest(str(fetched))}))
     cfg_path = store / "tiny" / "tokenizer_config.json"
     cfg_path.write_text(cfg_path.read_text().replace("<|im_end|>", "<|endoftext|>", 1))
-    return {"tiny": tiny, "gpt2": gpt2, "tampered_store": store, "fetched": fetched}
+    # a pre-seeded Hugging Face cache (HF_HOME) holding revision c...c of llmhost-test/tiny, files linked to blobs
+    hf_cache = base / "hfcache"
+    snapshot = hf_cache / "hub" / "models--llmhost-test--tiny" / "snapshots" / ("c" * 40)
+    snapshot.mkdir(parents=True)
+    for src in sorted(tiny.iterdir()):
+        blob = hf_cache / "hub" / "models--llmhost-test--tiny" / "blobs" / src.name
+        blob.parent.mkdir(exist_ok=True)
+        shutil.copy(src, blob)
+        (snapshot / src.name).symlink_to(os.path.relpath(blob, snapshot))
+    return {"tiny": tiny, "gpt2": gpt2, "tampered_store": store, "fetched": fetched, "hf_cache": hf_cache}
 
 
 @pytest.mark.parametrize("role,extra,words", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
