@@ -117,7 +117,8 @@ def _plain(value):
     return str(value)
 
 
-def _call(fn, *args):
+def call(fn, *args):
+    """One NVML call as a dump entry: ``{"ok": value}`` or ``{"err": class name, "msg": text}``; never raises."""
     try:
         return {"ok": _plain(fn(*args))}
     except Exception as e:  # pylint: disable=broad-except  # NVMLError_* and ctypes errors alike
@@ -145,14 +146,14 @@ def collect_or_note(pynvml, notes, clocks=False):
 
 def collect(pynvml, clocks=False):
     """Make the NVML calls and return a dump (see module docstring). Never raises."""
-    dump = {"init": _call(pynvml.nvmlInit)}
+    dump = {"init": call(pynvml.nvmlInit)}
     if err(dump["init"]):
         return dump
     try:
-        dump["driver"] = _call(pynvml.nvmlSystemGetDriverVersion)
-        dump["nvml"] = _call(pynvml.nvmlSystemGetNVMLVersion)
-        dump["cuda_driver"] = _call(pynvml.nvmlSystemGetCudaDriverVersion)
-        dump["count"] = _call(pynvml.nvmlDeviceGetCount)
+        dump["driver"] = call(pynvml.nvmlSystemGetDriverVersion)
+        dump["nvml"] = call(pynvml.nvmlSystemGetNVMLVersion)
+        dump["cuda_driver"] = call(pynvml.nvmlSystemGetCudaDriverVersion)
+        dump["count"] = call(pynvml.nvmlDeviceGetCount)
         handles = []
         devices = []
         for i in range(ok(dump["count"], 0)):
@@ -173,23 +174,23 @@ def collect(pynvml, clocks=False):
                          "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimitConstraints",
                          "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlDeviceGetEnforcedPowerLimit"):
                 fn = getattr(pynvml, name, None)
-                dev[name] = _call(fn, h) if fn else {"err": "AttributeError", "msg": "not in these bindings"}
-            dev["cpu_affinity_64"] = _call(pynvml.nvmlDeviceGetCpuAffinity, h, 16)
+                dev[name] = call(fn, h) if fn else {"err": "AttributeError", "msg": "not in these bindings"}
+            dev["cpu_affinity_64"] = call(pynvml.nvmlDeviceGetCpuAffinity, h, 16)
             scope = getattr(pynvml, "NVML_AFFINITY_SCOPE_NODE", 0)
             if hasattr(pynvml, "nvmlDeviceGetMemoryAffinity"):
-                dev["mem_affinity_node"] = _call(pynvml.nvmlDeviceGetMemoryAffinity, h, 4, scope)
+                dev["mem_affinity_node"] = call(pynvml.nvmlDeviceGetMemoryAffinity, h, 4, scope)
             links = []
             for link in range(NVLINK_MAX_LINKS):
-                state = _call(pynvml.nvmlDeviceGetNvLinkState, h, link)
+                state = call(pynvml.nvmlDeviceGetNvLinkState, h, link)
                 if err(state) or not ok(state):
                     if err(state) and link == 0:
                         links.append({"link": 0, "state": state})
                         break
                     continue
                 entry = {"link": link, "state": state,
-                         "remote_pci": _call(pynvml.nvmlDeviceGetNvLinkRemotePciInfo, h, link)}
+                         "remote_pci": call(pynvml.nvmlDeviceGetNvLinkRemotePciInfo, h, link)}
                 if hasattr(pynvml, "nvmlDeviceGetNvLinkRemoteDeviceType"):
-                    entry["remote_type"] = _call(pynvml.nvmlDeviceGetNvLinkRemoteDeviceType, h, link)
+                    entry["remote_type"] = call(pynvml.nvmlDeviceGetNvLinkRemoteDeviceType, h, link)
                 links.append(entry)
             dev["nvlinks"] = links
             dev["topology"] = {}
@@ -197,33 +198,33 @@ def collect(pynvml, clocks=False):
             for j, hj in enumerate(handles):
                 if hj is None or j == dev["index"]:
                     continue
-                dev["topology"][str(j)] = _call(pynvml.nvmlDeviceGetTopologyCommonAncestor, h, hj)
-                dev["p2p_read"][str(j)] = _call(pynvml.nvmlDeviceGetP2PStatus, h, hj, P2P_CAPS_INDEX_READ)
+                dev["topology"][str(j)] = call(pynvml.nvmlDeviceGetTopologyCommonAncestor, h, hj)
+                dev["p2p_read"][str(j)] = call(pynvml.nvmlDeviceGetP2PStatus, h, hj, P2P_CAPS_INDEX_READ)
             if clocks:
                 _collect_clocks(pynvml, h, dev)
         dump["devices"] = devices
     finally:
-        _call(pynvml.nvmlShutdown)
+        call(pynvml.nvmlShutdown)
     return dump
 
 
 def _collect_clocks(pynvml, h, dev):
     for cname, ctype in CLOCKS.items():
-        dev["clock_" + cname] = _call(pynvml.nvmlDeviceGetClockInfo, h, ctype)
-        dev["maxclock_" + cname] = _call(pynvml.nvmlDeviceGetMaxClockInfo, h, ctype)
-        dev["appclock_" + cname] = _call(pynvml.nvmlDeviceGetApplicationsClock, h, ctype)
-        dev["defappclock_" + cname] = _call(pynvml.nvmlDeviceGetDefaultApplicationsClock, h, ctype)
-    mem = _call(pynvml.nvmlDeviceGetSupportedMemoryClocks, h)
+        dev["clock_" + cname] = call(pynvml.nvmlDeviceGetClockInfo, h, ctype)
+        dev["maxclock_" + cname] = call(pynvml.nvmlDeviceGetMaxClockInfo, h, ctype)
+        dev["appclock_" + cname] = call(pynvml.nvmlDeviceGetApplicationsClock, h, ctype)
+        dev["defappclock_" + cname] = call(pynvml.nvmlDeviceGetDefaultApplicationsClock, h, ctype)
+    mem = call(pynvml.nvmlDeviceGetSupportedMemoryClocks, h)
     dev["nvmlDeviceGetSupportedMemoryClocks"] = mem
     top_mem = max(ok(mem, []) or [0])
     if top_mem:
-        dev["supported_graphics_clocks_at_max_mem"] = _call(pynvml.nvmlDeviceGetSupportedGraphicsClocks, h, top_mem)
+        dev["supported_graphics_clocks_at_max_mem"] = call(pynvml.nvmlDeviceGetSupportedGraphicsClocks, h, top_mem)
     reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
-    dev["nvmlDeviceGetCurrentClocksEventReasons"] = _call(reasons, h)
+    dev["nvmlDeviceGetCurrentClocksEventReasons"] = call(reasons, h)
     supported = getattr(pynvml, "nvmlDeviceGetSupportedClocksEventReasons", None) or \
         getattr(pynvml, "nvmlDeviceGetSupportedClocksThrottleReasons", None)
     if supported:
-        dev["nvmlDeviceGetSupportedClocksEventReasons"] = _call(supported, h)
-    dev["temperature"] = _call(pynvml.nvmlDeviceGetTemperature, h, 0)
-    dev["nvmlDeviceGetPowerUsage"] = _call(pynvml.nvmlDeviceGetPowerUsage, h)
-    dev["nvmlDeviceGetPerformanceState"] = _call(pynvml.nvmlDeviceGetPerformanceState, h)
+        dev["nvmlDeviceGetSupportedClocksEventReasons"] = call(supported, h)
+    dev["temperature"] = call(pynvml.nvmlDeviceGetTemperature, h, 0)
+    dev["nvmlDeviceGetPowerUsage"] = call(pynvml.nvmlDeviceGetPowerUsage, h)
+    dev["nvmlDeviceGetPerformanceState"] = call(pynvml.nvmlDeviceGetPerformanceState, h)

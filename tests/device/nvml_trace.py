@@ -9,7 +9,7 @@ faulthandler.dump_traceback_later(50, exit=True)
 sys.path.insert(0, "/tmp/coll")
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv  # noqa: E402  pylint: disable=wrong-import-position
 
-ORIG = nv._call  # pylint: disable=protected-access
+ORIG = nv.call
 
 
 def traced(fn, *args):
@@ -20,6 +20,6 @@ def traced(fn, *args):
     return result
 
 
-nv._call = traced  # pylint: disable=protected-access
+nv.call = traced
 nv.collect(pynvml, clocks=False)
 print("DONE facts", file=sys.stderr)
