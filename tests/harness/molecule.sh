@@ -30,6 +30,9 @@ case "$scenario" in
     # and the seed profile's (AutoAWQ), resolved for Python 3.11 too: a verify test quantizes with it
     LLMHOST_SEED_QUANTIZE_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/seed-autoawq-py311.txt")
     export LLMHOST_SEED_QUANTIZE_WHEELS
+    # the monitoring role's GPU exporter (prometheus_client, nvidia-ml-py)
+    LLMHOST_EXPORTER_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/gpu-exporter.txt")
+    export LLMHOST_EXPORTER_WHEELS
     # the source build's tools (setuptools_scm, cmake, wheel) and a CUDA toolkit from NVIDIA's PyPI wheels,
     # for test_vllm_install_source.py (a stand-in vLLM source tree, compiled for real with that nvcc)
     LLMHOST_BUILD_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt")

@@ -286,6 +286,13 @@ FIRST_PLAY = [
     # TORCH_CUDA_ARCH_LIST in the build's environment: refused in the first play, not only in the build's preflight
     ({"vllm_install_arch_list": "8.9;sm_90", "model_revision": "0" * 40},
      "vllm_install_arch_list=\"8.9;sm_90\": give the GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST"),
+    # monitoring: a choice, a duration that lands on Prometheus's command line, a watched path of the disk alert
+    ({"monitoring_prometheus": "remote", "model_revision": "0" * 40},
+     "monitoring_prometheus must be one of: managed, external"),
+    ({"monitoring_retention": "15 days", "model_revision": "0" * 40},
+     "monitoring_retention must be a Prometheus duration"),
+    ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
+     "monitoring_alert_disk_paths item data='data' is not an absolute path"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
 SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token")

@@ -15,7 +15,7 @@ import pytest
 
 API_KEY = "test-key-of-the-molecule-scenario"
 ROLE_TAGS = ["kernel", "nvidia_driver", "cuda_toolkit", "system_tuning", "gpu_tuning",
-             "vllm_install", "model", "quantize", "vllm_service"]
+             "vllm_install", "model", "quantize", "vllm_service", "monitoring"]
 LOOP_MAX_SECONDS = 240
 
 # Runs on the host: each tick asks replica 0 and replica 1 for one completion (2 s timeout each),

@@ -7,7 +7,8 @@ needs strictness:
   - its argument parser is built from the option table of the real vLLM version (the same table
     the role validates against), so an option the real parser would refuse makes it exit 2;
   - it serves /health, /v1/models, /v1/completions and /metrics, the last with vLLM's real metric
-    names for that version; /v1/* require the API key from VLLM_API_KEY when it is set;
+    names for that version (the *_seconds ones as histograms each completion observes, the token and
+    request counters as counters, the rest as gauges); /v1/* require the API key from VLLM_API_KEY when set;
   - on SIGTERM it drains: no new requests, in-flight ones finish, exit within --shutdown-timeout;
   - before it listens it does the process-level start-up work of the real server with the real torch
     of its venv (startup_work below): it imports torch, pins threads to CPUs, spawns a worker through
@@ -63,15 +64,38 @@ class State:
     inflight = 0
     lock = threading.Lock()
     counters = {"prompt_tokens": 0, "generation_tokens": 0, "request_success": 0}
+    # every *_seconds histogram gets each completion's latency: [bucket counts], sum, count
+    buckets = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+    observed = []
+
+
+def _histogram(name, label):
+    lines = ["# HELP %s stand-in histogram" % name, "# TYPE %s histogram" % name]
+    with State.lock:
+        seen = list(State.observed)
+    for le in State.buckets:
+        lines.append('%s_bucket{%s,le="%s"} %d' % (name, label, le, sum(1 for v in seen if v <= le)))
+    lines.append('%s_bucket{%s,le="+Inf"} %d' % (name, label, len(seen)))
+    lines.append("%s_sum{%s} %f" % (name, label, sum(seen)))
+    lines.append("%s_count{%s} %d" % (name, label, len(seen)))
+    return "\n".join(lines)
 
 
 def metric_text(names):
     out = []
+    label = 'model_name="%s"' % (ARGS.served_model_name[0] if ARGS.served_model_name else ARGS.model_tag)
     for name in names:
         base = name.split(":", 1)[1]
-        value = State.counters.get(base, 0)
-        out.append("# HELP %s stand-in value\n# TYPE %s gauge\n%s{model_name=\"%s\"} %d"
-                   % (name, name, name, ARGS.served_model_name[0] if ARGS.served_model_name else ARGS.model_tag, value))
+        if base.endswith("_seconds"):
+            out.append(_histogram(name, label))
+            continue
+        counter = base[:-len("_total")] if base.endswith("_total") else base
+        if counter in State.counters:
+            total = name if name.endswith("_total") else name + "_total"
+            out.append("# HELP %s stand-in counter\n# TYPE %s counter\n%s{%s} %d" % (total, total, total, label,
+                                                                                      State.counters[counter]))
+            continue
+        out.append("# HELP %s stand-in value\n# TYPE %s gauge\n%s{%s} 0" % (name, name, name, label))
     return "\n".join(out) + "\n"
 
 
@@ -125,9 +149,11 @@ class Handler(BaseHTTPRequestHandler):
         with State.lock:
             State.inflight += 1
         try:
+            started = time.time()
             time.sleep(float(os.environ.get("VLLM_STANDIN_LATENCY", "0.05")))
             n = int(body.get("max_tokens") or 16)
             with State.lock:
+                State.observed.append(time.time() - started)
                 State.counters["prompt_tokens"] += len(str(body.get("prompt", body.get("messages", ""))).split())
                 State.counters["generation_tokens"] += n
                 State.counters["request_success"] += 1
