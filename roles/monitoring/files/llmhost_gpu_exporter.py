@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The GPU exporter of llmhost.vllm's monitoring role: NVML readings and kernel-log Xid lines for Prometheus.
@@ -8,7 +7,7 @@ plugins/module_utils/gpu_metrics.py (installed beside this file under --lib); pr
 writes the exposition format. It degrades, never stops: without NVML it serves llmhost_gpu_nvml_up 0,
 without a readable kernel log llmhost_gpu_xid_source_up 0.
 
-    usage: llmhost_gpu_exporter.py --lib DIR [--listen 127.0.0.1] [--port 9835] [--kmsg /dev/kmsg]
+    usage: <venv>/bin/python llmhost_gpu_exporter.py --lib DIR [--listen 127.0.0.1] [--port 9835] [--kmsg /dev/kmsg]
 """
 
 import argparse

@@ -92,8 +92,8 @@ def metric_text(names):
         counter = base[:-len("_total")] if base.endswith("_total") else base
         if counter in State.counters:
             total = name if name.endswith("_total") else name + "_total"
-            out.append("# HELP %s stand-in counter\n# TYPE %s counter\n%s{%s} %d" % (total, total, total, label,
-                                                                                      State.counters[counter]))
+            value = State.counters[counter]
+            out.append("# HELP %s stand-in counter\n# TYPE %s counter\n%s{%s} %d" % (total, total, total, label, value))
             continue
         out.append("# HELP %s stand-in value\n# TYPE %s gauge\n%s{%s} 0" % (name, name, name, label))
     return "\n".join(out) + "\n"

@@ -104,6 +104,7 @@ def test_a_call_the_board_refuses_drops_only_its_series(h200x2, broken):
 
 def test_a_lost_gpu_keeps_the_others():
     fake = FakePynvml({"count": {"ok": 2}, "devices": [{"index": 0}, {"index": 1}]})
+
     def lost(i):
         raise type("NVMLError_GpuIsLost", (Exception,), {})("GPU is lost")
     fake.nvmlDeviceGetHandleByIndex = lost
