@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `make test` (and `make test-fast`): the test layers, in two lanes side by side, each layer timed
 # against its budget; a table at the end. The two lanes share the machine's two cores:
-#   lane A: lint, molecule-container (the longest layer, started as early as its images allow)
-#   lane B: sanity, molecule-vm (image build, boot, TCG-emulated apt, initramfs and GRUB work, a reboot), then unit
-# Lane A sets the pace: the slower of the two quick layers (sanity: its own venvs when cold) runs in lane B.
+#   lane A: molecule-container (the longest layer, started at once; it waits only for its images and wheels)
+#   lane B: sanity, lint, molecule-vm (image build, boot, TCG-emulated apt, initramfs and GRUB work, a reboot), then unit
+# Lane A sets the pace, so both quick layers run in lane B, which has the room.
 # Before the lanes: the Debian packages of every chosen layer in one apt run, the shared helpers
 # (apt-cacher-ng, the NVIDIA repository stand-in, dockerd) and, in the background, the container
 # image and the quantizer's wheels, so they are ready when lane A reaches the container scenario.
@@ -110,8 +110,8 @@ if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && { has molecule-container || has mol
 fi
 printf '%s %s %s %s\n' setup "$setup_rc" 0 "$((EPOCHSECONDS - t))" >> "$RESULTS"
 if [ -z "$STUBS" ] && [ $setup_rc -eq 0 ] && has molecule-container; then
-  # The container image, the quantizers' wheels (GBs) and the source build's CUDA wheels download while lint runs;
-  # the scenario takes the same locks, so it waits for them rather than fetching twice.
+  # The container image, the quantizers' wheels (GBs) and the source build's CUDA wheels download at once, beside
+  # lane B's quick layers; the scenario takes the same locks, so it waits for them rather than fetching twice.
   ( "$H/images.sh" container && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/current-llm-compressor-py311.txt" \
     && "$H/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/seed-autoawq-py311.txt" \
     && "$H/cuda_home.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt" ) \
@@ -125,9 +125,9 @@ fi
 if [ "${LLMHOST_SERIAL:-0}" = 1 ]; then
   lane lint sanity unit molecule-container molecule-vm
 else
-  lane sanity molecule-vm unit &
+  lane sanity lint molecule-vm unit &
   lane_pids+=($!)
-  lane lint molecule-container &
+  lane molecule-container &
   lane_pids+=($!)
 fi
 for p in "${lane_pids[@]}"; do wait "$p"; done

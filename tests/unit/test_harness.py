@@ -48,17 +48,17 @@ def test_a_layer_that_cannot_run_fails_unless_allowed(tmp_path, allow, expect_rc
 
 
 def test_a_failing_layer_fails_the_run_and_the_other_lane_still_runs(tmp_path):
-    # lint (lane A) fails at once; molecule-vm (lane B) still runs to its end
-    proc, rows = _run(tmp_path, {"lint": "exit 3", "molecule-vm": "sleep 1; echo vm ran"})
+    # molecule-container (lane A) fails at once; molecule-vm (lane B) still runs to its end
+    proc, rows = _run(tmp_path, {"molecule-container": "exit 3", "molecule-vm": "sleep 1; echo vm ran"})
     assert proc.returncode == 1
-    assert "FAIL (rc 3)" in rows["lint"] and "PASS" in rows["molecule-vm"]
+    assert "FAIL (rc 3)" in rows["molecule-container"] and "PASS" in rows["molecule-vm"]
     assert "vm ran" in proc.stdout
     assert "layers: 1 passed, 1 failed" in proc.stdout
 
 
 def test_lanes_run_side_by_side(tmp_path):
-    # lane A (lint) and lane B (molecule-vm) each sleep 3 s: side by side the wall time stays near 3 s
-    proc = _run(tmp_path, {"lint": "sleep 3", "molecule-vm": "sleep 3"})[0]
+    # lane A (molecule-container) and lane B (molecule-vm) each sleep 3 s: side by side the wall time stays near 3 s
+    proc = _run(tmp_path, {"molecule-container": "sleep 3", "molecule-vm": "sleep 3"})[0]
     assert proc.returncode == 0, proc.stdout
     total = next(l for l in proc.stdout.splitlines() if l.startswith("total (wall)"))
     assert int(total.split()[2].rstrip("s")) < 6, total
