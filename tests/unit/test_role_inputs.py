@@ -1,8 +1,9 @@
 """Bad role inputs fail in the role's preflight, before any change, with the variable named.
 
-Each case runs the real role with ansible-playbook against this machine (local connection, check
-mode), so what is tested is Ansible's own evaluation of the role's checks. The driver and toolkit
-cases read a stand-in of NVIDIA's repository (tests/harness/nvrepo.py) served on loopback."""
+The real roles run with ansible-playbook against this machine (local connection, check mode), so what is
+tested is Ansible's own evaluation of the role's checks: all cases in one run, each case an inventory host of
+its own with its inputs as host variables (tests/unit/playbook_batch.py). The driver and toolkit cases read a
+stand-in of NVIDIA's repository (tests/harness/nvrepo.py) served on loopback."""
 import http.server
 import importlib.util
 import json
@@ -15,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from playbook_batch import SENTINEL_PLAY, run_batch, said_in
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAY = """
@@ -198,130 +200,49 @@ def tiny_models(tmp_path_factory):
     return {"tiny": tiny, "gpt2": gpt2, "tampered_store": store, "fetched": fetched, "hf_cache": hf_cache}
 
 
+@pytest.fixture(scope="module")
+def role_refusals(request, tmp_path_factory):
+    """Every CASES entry at once: one play per role over that role's case hosts, in check mode."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    tmp = tmp_path_factory.mktemp("role-inputs")
+    inventory, words = {"all": {"children": {}}}, {}
+    for i, (role, extra, said) in enumerate(CASES):
+        case = tmp / ("case-%d" % i)
+        subst = {"model": case / "model", "secure_boot_on": case / "SecureBoot", "repo": "", "store": case / "store"}
+        if role in ("model", "quantize"):
+            subst.update(request.getfixturevalue("tiny_models"))
+        subst["model"].mkdir(parents=True)
+        (subst["model"] / "config.json").write_text(json.dumps(QWEN25_3B))
+        subst["secure_boot_on"].write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
+        if role in ("nvidia_driver", "cuda_toolkit"):
+            subst["repo"], key = request.getfixturevalue("nvidia_repo")
+            extra = dict(extra)
+            extra.setdefault("llmhost_stack_nvidia_repo_url", subst["repo"])
+            extra.setdefault("llmhost_stack_nvidia_repo_key", key)
+        extra = {k: str(v).format(**subst) if isinstance(v, str) else v for k, v in extra.items()}
+        host_vars = dict(extra, ansible_connection="local", ansible_python_interpreter=sys.executable,
+                         llmhost_stack=extra.get("llmhost_stack", "current"))
+        group = inventory["all"]["children"].setdefault("role_" + role, {"hosts": {}})
+        group["hosts"]["case-%d" % i] = host_vars
+        words["case-%d" % i] = said.format(**subst)
+    # Ansible ends a whole run after a play in which every host failed: a host that leaves each play at once
+    # ("sentinel", never failed) lets the next role's play run.
+    inventory["all"]["hosts"] = {"sentinel": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}
+    playbook = "".join(SENTINEL_PLAY % (g, g[5:]) for g in inventory["all"]["children"])
+    rc, out, hosts = run_batch(tmp, inventory, playbook, "--check")
+    return rc, out, hosts, words
+
+
 @pytest.mark.parametrize("role,extra,words", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
-def test_bad_input_fails_early_naming_the_variable(request, tmp_path, role, extra, words):
-    if not Path("/etc/debian_version").exists():
-        pytest.skip("the roles support Debian-family hosts only")
-    subst = {"model": tmp_path / "model", "secure_boot_on": tmp_path / "SecureBoot", "repo": "", "store": tmp_path / "store"}
-    if role in ("model", "quantize"):
-        subst.update(request.getfixturevalue("tiny_models"))
-    subst["model"].mkdir()
-    (subst["model"] / "config.json").write_text(json.dumps(QWEN25_3B))
-    subst["secure_boot_on"].write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
-    if role in ("nvidia_driver", "cuda_toolkit"):
-        subst["repo"], key = request.getfixturevalue("nvidia_repo")
-        extra = dict(extra)
-        extra.setdefault("llmhost_stack_nvidia_repo_url", subst["repo"])
-        extra.setdefault("llmhost_stack_nvidia_repo_key", key)
-    extra = {k: v.format(**subst) if isinstance(v, str) else v for k, v in extra.items()}
-    words = words.format(**subst)
-    play = tmp_path / "play.yml"
-    play.write_text(PLAY.format(role=role))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
-               ANSIBLE_RETRY_FILES_ENABLED="0", ANSIBLE_DEPRECATION_WARNINGS="0")
-    extra = dict(extra, ansible_python_interpreter=sys.executable, llmhost_stack=extra.get("llmhost_stack", "current"))
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", "--check",
-         str(play), "-e", json.dumps(extra)],
-        capture_output=True, text=True, env=env, timeout=300, check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 2, out[-3000:]
-    assert words in " ".join(out.split()), out[-3000:]
-    assert "changed=0" in out or words in AFTER_INSTALL
-
-
-FIRST_PLAY = [
-    ({"vllm_service_extra_args": ["--definitely-not-a-vllm-flag"], "model_revision": "0" * 40},
-     "vllm_service_extra_args: --definitely-not-a-vllm-flag is not an option of vllm serve in vLLM 0.33.0"),
-    ({"vllm_service_extra_args": ["--max-model-len=4096"], "model_revision": "0" * 40},
-     "--max-model-len is set by the serving plan; use vllm_service_max_model_len"),
-    ({"vllm_service_env": {"NCCL_P2P_DISABLE": "0"}, "model_revision": "0" * 40},
-     "vllm_service_env sets NCCL_P2P_DISABLE"),
-    ({}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=: a hub download needs"),
-    ({"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny"),
-    ({"llmhost_stack": "legacy", "model_revision": "0" * 40}, "llmhost_stack"),
-    # every other role's types and choices (its validate entry point's argument spec) and pure checks
-    ({"kernel_reboot_ok": "perhaps", "model_revision": "0" * 40}, "kernel_reboot_ok"),
-    ({"nvidia_driver_replace": "maybe", "model_revision": "0" * 40}, "nvidia_driver_replace"),
-    ({"cuda_toolkit_state": "maybe", "model_revision": "0" * 40}, "cuda_toolkit_state must be one of: auto, present, skip"),
-    ({"system_tuning_thp": "sometimes", "model_revision": "0" * 40}, "system_tuning_thp"),
-    ({"gpu_tuning_graphics_clocks": "fast", "model_revision": "0" * 40}, "gpu_tuning_graphics_clocks=fast"),
-    ({"vllm_install_method": "conda", "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
-    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "file:///srv/git/cut lass"},
-      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'file:///srv/git/cut lass' is not a URL"),
-    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://git.lan/$(id)"},
-      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'https://git.lan/$(id)' is not a URL"),
-    # a source written into the 0600 pip.conf: a newline would add a setting of its own
-    ({"vllm_install_index_url": "https://pypi.lan/simple\ntrusted-host = evil", "model_revision": "0" * 40},
-     "vllm_install_index_url: 'https://pypi.lan/simple\\ntrusted-host = evil' is not a URL"),
-    ({"quantize_find_links": ["wheels"], "model_revision": "0" * 40}, "quantize_find_links: 'wheels' is not a URL"),
-    ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
-     "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
-    ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
-    # a valid token passes model's check, so the refusal is quantize's, which comes after it
-    ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40,
-      "model_hf_token": "hf_ValidTokenOfTheTest0123456789"},
-     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
-    # values checked for what they become, one case per format they land in: a root shell script, an apt pin,
-    # the unit's argument list, a user in the unit, apt's own source list, a clock range
-    ({"system_tuning_cpu_governor": 'performance"; id #', "model_revision": "0" * 40},
-     "system_tuning_cpu_governor: 'performance\"; id #' must be one plain name"),
-    ({"nvidia_driver_version": "580.159.04\n", "model_revision": "0" * 40},
-     "nvidia_driver_version: '580.159.04\\n' is not a Debian version"),
-    ({"vllm_service_host": "127.0.0.1\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
-     "vllm_service_host: '127.0.0.1\\nLD_PRELOAD=/tmp/x.so' is not a host name or an IP address"),
-    ({"vllm_service_served_model_name": "qwen\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
-     "vllm_service_served_model_name: 'qwen\\nLD_PRELOAD=/tmp/x.so' cannot be one argument of the unit"),
-    ({"vllm_install_user": "vllm\nroot", "model_revision": "0" * 40},
-     "vllm_install_user: 'vllm\\nroot' is not a user or group name"),
-    ({"llmhost_stack_nvidia_repo_sources_file": "/etc/apt/sources.list", "model_revision": "0" * 40},
-     "llmhost_stack_nvidia_repo_sources_file='/etc/apt/sources.list' must be a file directly in /etc/apt/sources.list.d"),
-    ({"gpu_tuning_graphics_clocks": "2100,1000", "model_revision": "0" * 40},
-     "gpu_tuning_graphics_clocks=2100,1000 / gpu_tuning_memory_clocks=none / gpu_tuning_power_limit_w=0: clocks are "
-     "\"min,max\" (min not above max)"),
-    # a token written alone into its 0600 file: a trailing backslash or a newline is refused, its value never shown
-    ({"model_hf_token": "hf_SecretValueOfTheTest\\", "model_revision": "0" * 40},
-     "model_hf_token holds whitespace, a newline, a backslash"),
-    # TORCH_CUDA_ARCH_LIST in the build's environment: refused in the first play, not only in the build's preflight
-    ({"vllm_install_arch_list": "8.9;sm_90", "model_revision": "0" * 40},
-     "vllm_install_arch_list=\"8.9;sm_90\": give the GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST"),
-    # monitoring: a choice, a duration that lands on Prometheus's command line, a watched path of the disk alert
-    ({"monitoring_prometheus": "remote", "model_revision": "0" * 40},
-     "monitoring_prometheus must be one of: managed, external"),
-    ({"monitoring_retention": "15 days", "model_revision": "0" * 40},
-     "monitoring_retention must be a Prometheus duration"),
-    ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
-     "monitoring_alert_disk_paths item data='data' is not an absolute path"),
-]
-# Inputs whose values must never reach the output, whatever is refused.
-SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token")
-
-
-@pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])
-def test_site_refuses_bad_input_in_its_first_play(tmp_path, extra, words):
-    """The real site playbook, a real run (not --check) with no GPU and no model: the input checks stop it in
-    the first play, 0 changed. `--tags none-such` keeps every role's work out of it even if a check were lost;
-    the checks are tagged `always`, so they run whatever tags are chosen."""
-    if not Path("/etc/debian_version").exists():
-        pytest.skip("the roles support Debian-family hosts only")
-    inventory = tmp_path / "hosts.yml"
-    inventory.write_text("vllm_hosts:\n  hosts:\n    localhost:\n      ansible_connection: local\n"
-                         "      ansible_python_interpreter: %s\n" % sys.executable)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_RETRY_FILES_ENABLED="0")
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / "site.yml"),
-         "--tags", "none-such", "-e", json.dumps(dict({"llmhost_stack": "current"}, **extra))],
-        capture_output=True, text=True, env=env, timeout=300, check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 2, out[-3000:]
-    assert words in " ".join(out.split()), out[-3000:]
-    plays = [line for line in out.splitlines() if line.startswith("PLAY [")]
-    assert len(plays) == 1 and "before changing anything" in plays[0], plays
-    assert "changed=0" in out
-    for name in set(SECRETS) & set(extra):
-        assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
+def test_bad_input_fails_early_naming_the_variable(role_refusals, request, role, extra, words):
+    rc, out, hosts, said = role_refusals
+    case = "case-%d" % request.node.callspec.indices["role"]
+    assert rc == 2, out[-3000:]
+    got = hosts.get(case)
+    assert got and got["failed"], "%s (%s %s) was not refused: %s" % (case, role, extra, got)
+    assert said_in(said[case], got["failed"]), (said[case], got["failed"])
+    assert got["changed"] == 0 or said[case] in AFTER_INSTALL, got
 
 
 @pytest.mark.parametrize("distribution,major,want", [("Debian", "12", "3.11"), ("Ubuntu", "24", "3.12")])

@@ -35,6 +35,15 @@ def container_scope(kernel_tier):
         pytest.skip(IN_CONTAINER_ONLY)
 
 
+def pytest_collection_modifyitems(items):
+    """Checks marked changes_the_host run last (by their order, then as collected): each leaves the converged
+    host changed, so none has to spend a second run putting it back for the checks after it."""
+    def key(item):
+        mark = item.get_closest_marker("changes_the_host")
+        return (0, 0) if mark is None else (1, mark.kwargs.get("order", 0))
+    items.sort(key=key)
+
+
 def _playbook(*args):
     """Run the scenario's converge (the real site playbook) again; returns (changed, failed, output)."""
     project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])

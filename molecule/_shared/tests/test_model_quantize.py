@@ -112,17 +112,15 @@ SEED = ["-e", "llmhost_stack=seed", "-e", json.dumps({"llmhost_stack_overrides":
         "-e", "quantize_output=" + AUTOAWQ, "-e", json.dumps({"quantize_find_links": ["/srv/llmhost-test/pypi-seed"]})]
 
 
+# Last of all: it leaves the quantize role's local fact naming AutoAWQ's output (nothing runs after it that reads it).
+@pytest.mark.changes_the_host(order=2)
 def test_autoawq_the_seed_quantizer_quantizes_for_real(host, playbook):
-    fact = host.file(QFACT).content_string
     t0 = time.monotonic()
-    try:
-        changed, failed, out = playbook("--tags", "quantize", *SEED)
-        print("AutoAWQ through the quantize role: changed=%d in %.0f s" % (changed, time.monotonic() - t0))
-        assert failed == 0 and changed > 0, out[-4000:]
-        assert "deprecated" in out and "llm-compressor" in out  # the seed profile's warning about AutoAWQ
-    finally:
-        playbook("--tags", "quantize")  # the scenario's own (current) output is the settled one again
-    assert host.file(QFACT).content_string == fact
+    changed, failed, out = playbook("--tags", "quantize", *SEED)
+    print("AutoAWQ through the quantize role: changed=%d in %.0f s" % (changed, time.monotonic() - t0))
+    assert failed == 0 and changed > 0, out[-4000:]
+    assert "deprecated" in out and "llm-compressor" in out  # the seed profile's warning about AutoAWQ
+    assert AUTOAWQ in host.file(QFACT).content_string       # the role recorded its new output
     q = json.loads(host.file(AUTOAWQ + "/config.json").content_string)["quantization_config"]
     assert (q["quant_method"], q["bits"], q["group_size"], q["version"], q["zero_point"]) == ("awq", 4, 128, "gemm", True)
     names = host.check_output(

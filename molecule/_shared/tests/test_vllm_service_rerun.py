@@ -1,8 +1,9 @@
 """Re-runs on the converged container host, as a user re-tunes one part: the site playbook with one
-role's tag, alone. Runs last (file name), since it changes the serving configuration and puts it back.
+role's tag, alone. Runs last (file name).
 
 - A configuration change through `--tags vllm_service` restarts the two replicas one at a time while a
-  bounded request loop on the host asks both for completions: at every moment one of them answers.
+  bounded request loop on the host asks both for completions: at every moment one of them answers. It runs
+  after every other check (marked changes_the_host) and leaves the changed configuration in place.
 - Every role's tag, alone, on the converged host: 0 changed, 0 failed (what a role needs from an earlier
   one it reads from the host: the model's and quantizer's local facts, deterministic paths); the model's
   re-run with the hub unreachable, and no request reaches the stand-in hub.
@@ -85,6 +86,8 @@ def _report(ticks):
     return down, neither
 
 
+# After the tags' re-runs: it leaves the replicas on the changed configuration.
+@pytest.mark.changes_the_host(order=1)
 def test_a_change_restarts_the_replicas_one_at_a_time(host, playbook):
     _wait_serving(host)
     # files the role did not write, in its folder: not taken for retired replicas (no unit stopped, kept)
@@ -98,11 +101,6 @@ def test_a_change_restarts_the_replicas_one_at_a_time(host, playbook):
     down, neither = _report(ticks)
     assert down[0] > 0 and down[1] > 0, "the loop never saw a replica restart: %s" % ticks[:5]
     assert not neither, "no replica answered at %s s" % neither[:10]
-    # The way back (the scenario's own configuration) is rolled out the same way.
-    changed, ticks, out = _change_under_load(host, playbook)
-    assert changed >= 2 and "LLMHOST_TEST_ROUND" not in host.file("/etc/llmhost/vllm/1.env").content_string
-    down, neither = _report(ticks)
-    assert down[0] > 0 and down[1] > 0 and not neither
     for path, text in foreign.items():
         assert host.file(path).content_string == text, path
     host.run_test("rm -f %s" % " ".join(foreign))

@@ -1,0 +1,104 @@
+"""Bad inputs of any role stop the real site playbook in its first play, before anything on the host changes,
+naming the variable; no secret's value is shown. All cases in one run (tests/unit/playbook_batch.py): each case
+is an inventory host of its own."""
+import sys
+from pathlib import Path
+
+import pytest
+from playbook_batch import ROOT, run_batch, said_in
+
+FIRST_PLAY = [
+    ({"vllm_service_extra_args": ["--definitely-not-a-vllm-flag"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: --definitely-not-a-vllm-flag is not an option of vllm serve in vLLM 0.33.0"),
+    ({"vllm_service_extra_args": ["--max-model-len=4096"], "model_revision": "0" * 40},
+     "--max-model-len is set by the serving plan; use vllm_service_max_model_len"),
+    ({"vllm_service_env": {"NCCL_P2P_DISABLE": "0"}, "model_revision": "0" * 40},
+     "vllm_service_env sets NCCL_P2P_DISABLE"),
+    ({}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=: a hub download needs"),
+    ({"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny"),
+    ({"llmhost_stack": "legacy", "model_revision": "0" * 40}, "llmhost_stack"),
+    # every other role's types and choices (its validate entry point's argument spec) and pure checks
+    ({"kernel_reboot_ok": "perhaps", "model_revision": "0" * 40}, "kernel_reboot_ok"),
+    ({"nvidia_driver_replace": "maybe", "model_revision": "0" * 40}, "nvidia_driver_replace"),
+    ({"cuda_toolkit_state": "maybe", "model_revision": "0" * 40}, "cuda_toolkit_state must be one of: auto, present, skip"),
+    ({"system_tuning_thp": "sometimes", "model_revision": "0" * 40}, "system_tuning_thp"),
+    ({"gpu_tuning_graphics_clocks": "fast", "model_revision": "0" * 40}, "gpu_tuning_graphics_clocks=fast"),
+    ({"vllm_install_method": "conda", "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
+    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "file:///srv/git/cut lass"},
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'file:///srv/git/cut lass' is not a URL"),
+    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://git.lan/$(id)"},
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors: 'https://git.lan/$(id)' is not a URL"),
+    # a source written into the 0600 pip.conf: a newline would add a setting of its own
+    ({"vllm_install_index_url": "https://pypi.lan/simple\ntrusted-host = evil", "model_revision": "0" * 40},
+     "vllm_install_index_url: 'https://pypi.lan/simple\\ntrusted-host = evil' is not a URL"),
+    ({"quantize_find_links": ["wheels"], "model_revision": "0" * 40}, "quantize_find_links: 'wheels' is not a URL"),
+    ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
+     "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
+    ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
+    # a valid token passes model's check, so the refusal is quantize's, which comes after it
+    ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40,
+      "model_hf_token": "hf_ValidTokenOfTheTest0123456789"},
+     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1"),
+    # values checked for what they become, one case per format they land in: a root shell script, an apt pin,
+    # the unit's argument list, a user in the unit, apt's own source list, a clock range
+    ({"system_tuning_cpu_governor": 'performance"; id #', "model_revision": "0" * 40},
+     "system_tuning_cpu_governor: 'performance\"; id #' must be one plain name"),
+    ({"nvidia_driver_version": "580.159.04\n", "model_revision": "0" * 40},
+     "nvidia_driver_version: '580.159.04\\n' is not a Debian version"),
+    ({"vllm_service_host": "127.0.0.1\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
+     "vllm_service_host: '127.0.0.1\\nLD_PRELOAD=/tmp/x.so' is not a host name or an IP address"),
+    ({"vllm_service_served_model_name": "qwen\nLD_PRELOAD=/tmp/x.so", "model_revision": "0" * 40},
+     "vllm_service_served_model_name: 'qwen\\nLD_PRELOAD=/tmp/x.so' cannot be one argument of the unit"),
+    ({"vllm_install_user": "vllm\nroot", "model_revision": "0" * 40},
+     "vllm_install_user: 'vllm\\nroot' is not a user or group name"),
+    ({"llmhost_stack_nvidia_repo_sources_file": "/etc/apt/sources.list", "model_revision": "0" * 40},
+     "llmhost_stack_nvidia_repo_sources_file='/etc/apt/sources.list' must be a file directly in /etc/apt/sources.list.d"),
+    ({"gpu_tuning_graphics_clocks": "2100,1000", "model_revision": "0" * 40},
+     "gpu_tuning_graphics_clocks=2100,1000 / gpu_tuning_memory_clocks=none / gpu_tuning_power_limit_w=0: clocks are "
+     "\"min,max\" (min not above max)"),
+    # a token written alone into its 0600 file: a trailing backslash or a newline is refused, its value never shown
+    ({"model_hf_token": "hf_SecretValueOfTheTest\\", "model_revision": "0" * 40},
+     "model_hf_token holds whitespace, a newline, a backslash"),
+    # TORCH_CUDA_ARCH_LIST in the build's environment: refused in the first play, not only in the build's preflight
+    ({"vllm_install_arch_list": "8.9;sm_90", "model_revision": "0" * 40},
+     "vllm_install_arch_list=\"8.9;sm_90\": give the GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST"),
+    # monitoring: a choice, a duration that lands on Prometheus's command line, a watched path of the disk alert
+    ({"monitoring_prometheus": "remote", "model_revision": "0" * 40},
+     "monitoring_prometheus must be one of: managed, external"),
+    ({"monitoring_retention": "15 days", "model_revision": "0" * 40},
+     "monitoring_retention must be a Prometheus duration"),
+    ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
+     "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+]
+# Inputs whose values must never reach the output, whatever is refused.
+SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token")
+
+
+@pytest.fixture(scope="module")
+def first_play_refusals(tmp_path_factory):
+    """Every FIRST_PLAY entry at once, through the real site playbook: a real run (not --check) with no GPU and no
+    model. `--tags none-such` keeps every role's work out of it even if a check were lost; the checks are tagged
+    `always`, so they run whatever tags are chosen."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    tmp = tmp_path_factory.mktemp("first-play")
+    hosts = {"case-%d" % i: dict({"llmhost_stack": "current"}, **extra, ansible_connection="local",
+                                 ansible_python_interpreter=sys.executable)
+             for i, (extra, _words) in enumerate(FIRST_PLAY)}
+    site = (ROOT / "playbooks" / "site.yml").read_text()
+    return run_batch(tmp, {"vllm_hosts": {"hosts": hosts}}, site, "--tags", "none-such")
+
+
+@pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])
+def test_site_refuses_bad_input_in_its_first_play(first_play_refusals, request, extra, words):
+    """Each case stops in the first play, 0 changed, and no secret's value is shown anywhere in the run."""
+    rc, out, hosts = first_play_refusals
+    case = "case-%d" % request.node.callspec.indices["extra"]
+    assert rc == 2, out[-3000:]
+    got = hosts.get(case)
+    assert got and got["failed"], "%s (%s) was not refused: %s" % (case, extra, got)
+    assert said_in(words, got["failed"]), (words, got["failed"])
+    assert len(got["plays"]) == 1 and "before changing anything" in got["plays"][0], got["plays"]
+    assert got["changed"] == 0
+    for name in set(SECRETS) & set(extra):
+        assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
