@@ -67,14 +67,16 @@ def test_without_nvml_it_serves_nvml_up_0_and_retries():
 
 
 def test_the_follower_reads_a_kernel_log_it_can_open(tmp_path):
+    """/dev/kmsg gives one record per read; a regular file holding one record reads the same way, then ends."""
     log = tmp_path / "kmsg"
-    log.write_text("".join(RECORDS))
+    log.write_text(RECORDS[0])
     xids = exporter.XidFollower(str(log), gm.count_xids)
     thread = xids.start()
     thread.join(5)
-    # a regular file reads as one chunk and ends; /dev/kmsg gives one record per read and blocks for the next
     counts, error = xids.snapshot()
-    assert error is None and sum(counts.values()) >= 1
+    assert not thread.is_alive() and error is None
+    assert counts and counts == follower_with(RECORDS[:1]).snapshot()[0]
+    assert sum(counts.values()) == 1
 
 
 def test_an_unreadable_kernel_log_is_a_series_not_a_crash(tmp_path):
