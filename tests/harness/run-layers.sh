@@ -3,13 +3,15 @@
 # against its budget; a table at the end. The two lanes share the machine's two cores:
 #   lane A: molecule-container (the longest layer, started at once; it waits only for its images and wheels)
 #   lane B: sanity, lint, molecule-vm (image build, boot, TCG-emulated apt, initramfs and GRUB work, a reboot), then unit
-# Lane A sets the pace, so both quick layers run in lane B, which has the room.
+# Lane A sets the pace, so both quick layers run in lane B, which has the room, and lane B runs at a lower
+# CPU priority (LLMHOST_LANE_B_NICE, default 10).
 # Before the lanes: the Debian packages of every chosen layer in one apt run, the shared helpers
 # (apt-cacher-ng, the NVIDIA repository stand-in, dockerd) and, in the background, the container
 # image and the quantizer's wheels, so they are ready when lane A reaches the container scenario.
 # A layer that cannot run (exit 77) fails the run unless its name is in LLMHOST_ALLOW_SKIP.
 # Timing never fails the run: a layer over its budget is marked OVER BUDGET in the table.
-# Environment: LLMHOST_LAYERS (default: all five), LLMHOST_ALLOW_SKIP, LLMHOST_SERIAL=1 (one lane);
+# Environment: LLMHOST_LAYERS (default: all five), LLMHOST_ALLOW_SKIP, LLMHOST_SERIAL=1 (one lane),
+# LLMHOST_LANE_B_NICE (lane B's niceness, default 10);
 # for the harness's own tests (tests/unit/test_harness.py): LLMHOST_HARNESS_STUBS=DIR runs DIR/<layer>
 # instead of each layer and skips setup, LLMHOST_BUDGET_<layer, '-' as '_'>=SECONDS sets a budget.
 set -uo pipefail
@@ -125,7 +127,9 @@ fi
 if [ "${LLMHOST_SERIAL:-0}" = 1 ]; then
   lane lint sanity unit molecule-container molecule-vm
 else
-  lane sanity lint molecule-vm unit &
+  # Lane B at a lower CPU priority (nice, LLMHOST_LANE_B_NICE, default 10): it has minutes to spare and lane A
+  # none, so where both want a core (the VM's two emulated CPUs, unit's two workers) lane A gets it.
+  ( renice -n "${LLMHOST_LANE_B_NICE:-10}" -p "$BASHPID" >/dev/null; lane sanity lint molecule-vm unit ) &
   lane_pids+=($!)
   lane molecule-container &
   lane_pids+=($!)

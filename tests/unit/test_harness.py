@@ -62,3 +62,15 @@ def test_lanes_run_side_by_side(tmp_path):
     assert proc.returncode == 0, proc.stdout
     total = next(l for l in proc.stdout.splitlines() if l.startswith("total (wall)"))
     assert int(total.split()[2].rstrip("s")) < 6, total
+
+
+def test_lane_b_runs_at_a_lower_cpu_priority(tmp_path):
+    # each stub prints its own niceness: lane A's (molecule-container) the caller's, lane B's 10 more
+    show = "echo nice=$(ps -o ni= -p $$ | tr -d ' ')"
+    own = int(subprocess.run(["ps", "-o", "ni=", "-p", str(os.getpid())], capture_output=True, text=True,
+                             check=True).stdout)
+    proc = _run(tmp_path, {"molecule-container": show, "molecule-vm": show, "unit": show})[0]
+    assert proc.returncode == 0, proc.stdout
+    layers = proc.stdout.split("=============== layer: ")
+    seen = {part.split()[0]: line.split("=")[1] for part in layers[1:] for line in part.splitlines() if line.startswith("nice=")}
+    assert seen == {"molecule-container": str(own), "molecule-vm": str(min(own + 10, 19)), "unit": str(min(own + 10, 19))}, seen
