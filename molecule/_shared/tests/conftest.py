@@ -68,6 +68,6 @@ def _hub_requests():
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def hub_requests():
     return _hub_requests
