@@ -65,7 +65,8 @@ def test_lanes_run_side_by_side(tmp_path):
 
 
 def test_lane_b_runs_at_a_lower_cpu_priority(tmp_path):
-    # each stub prints its own niceness: lane A's (molecule-container) the caller's, lane B's 10 more
+    # each stub prints its own niceness: lane A's (molecule-container) the caller's, lane B's LLMHOST_LANE_B_NICE
+    # (10: renice sets it; as root even from a higher one, e.g. when make test itself runs in a niced lane)
     show = "echo nice=$(ps -o ni= -p $$ | tr -d ' ')"
     own = int(subprocess.run(["ps", "-o", "ni=", "-p", str(os.getpid())], capture_output=True, text=True,
                              check=True).stdout)
@@ -73,4 +74,5 @@ def test_lane_b_runs_at_a_lower_cpu_priority(tmp_path):
     assert proc.returncode == 0, proc.stdout
     layers = proc.stdout.split("=============== layer: ")
     seen = {part.split()[0]: line.split("=")[1] for part in layers[1:] for line in part.splitlines() if line.startswith("nice=")}
-    assert seen == {"molecule-container": str(own), "molecule-vm": str(min(own + 10, 19)), "unit": str(min(own + 10, 19))}, seen
+    lane_b = str(10 if os.geteuid() == 0 else max(own, 10))
+    assert seen == {"molecule-container": str(own), "molecule-vm": lane_b, "unit": lane_b}, seen
