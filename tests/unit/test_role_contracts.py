@@ -142,3 +142,18 @@ def test_boolean_inputs_are_read_through_bool():
             if not stripped.startswith("#") and not in_msg and raw.search(line):
                 found.append("%s:%d: %s" % (path.relative_to(ROOT), n, stripped))
     assert not found, "read boolean inputs with | bool:\n" + "\n".join(found)
+
+
+ALL_ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks").is_dir())
+
+
+@pytest.mark.parametrize("role", sorted((ROOT / "roles").iterdir()), ids=lambda p: p.name)
+def test_a_role_reads_no_other_roles_private_names(role):
+    """`__<role>_*` names are the role's own: another role reads what the owner declares as an output."""
+    others = [name for name in ALL_ROLES if name != role.name]
+    prefixes = sorted((name.lstrip("_") for name in others), key=len, reverse=True)
+    private = re.compile(r"\b__(%s)_\w+" % "|".join(prefixes))
+    found = ["%s: %s" % (path.relative_to(ROOT), match.group(0))
+             for path in sorted(role.rglob("*")) if path.suffix in (".yml", ".j2") and path.is_file()
+             for match in private.finditer(path.read_text())]
+    assert not found, found
