@@ -157,3 +157,19 @@ def test_a_role_reads_no_other_roles_private_names(role):
              for path in sorted(role.rglob("*")) if path.suffix in (".yml", ".j2") and path.is_file()
              for match in private.finditer(path.read_text())]
     assert not found, found
+
+
+# Writes that stay with the builtin modules: a copy of a folder on the host, the report written on the
+# controller, and a scratch key in /run for a probe that runs in check mode too.
+BUILTIN_WRITES = {("model", "install.yml", "copy"), ("host_report", "report.yml", "copy"),
+                  ("_common", "nvidia_repo_versions.yml", "copy")}
+
+
+def test_roles_write_files_in_one_round_trip():
+    """A file's content and attributes are settled by file_content in one module run: template and copy
+    reach the host twice even when nothing changed (a re-run's cost)."""
+    found = set()
+    for path in sorted((ROOT / "roles").glob("*/tasks/*.yml")):
+        for module in re.findall(r"^\s*(?:- )?ansible\.builtin\.(template|copy):", path.read_text(), re.M):
+            found.add((path.parts[-3], path.name, module))
+    assert found == BUILTIN_WRITES

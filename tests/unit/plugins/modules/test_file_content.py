@@ -1,0 +1,93 @@
+"""file_content on real files: one run settles content and attributes, a re-run changes nothing,
+check mode writes nothing, validate refuses before the old file is touched, a new file never
+appears with looser permissions than asked, and the content stays out of the host's log."""
+import json
+import os
+import stat
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.llmhost.vllm.plugins.modules import file_content
+
+
+def run(args, capsys, check=False, diff=False):
+    args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            file_content.main()
+    out = json.loads(capsys.readouterr().out)
+    out["rc"] = exc.value.code
+    return out
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_writes_then_changes_nothing(tmp_path, capsys):
+    path = tmp_path / "a.conf"
+    first = run({"path": str(path), "content": "x = 1\n", "mode": "0640"}, capsys)
+    assert first["changed"] and first["content_changed"] and first["rc"] == 0
+    assert path.read_text() == "x = 1\n" and mode_of(path) == 0o640
+    again = run({"path": str(path), "content": "x = 1\n", "mode": "0640"}, capsys)
+    assert again["changed"] is False and again["content_changed"] is False
+    assert again["checksum"] == first["checksum"]
+    assert [p.name for p in tmp_path.iterdir()] == ["a.conf"], "no temporary file left behind"
+
+
+def test_a_mode_alone_is_mended_in_place(tmp_path, capsys):
+    path = tmp_path / "a.conf"
+    path.write_text("same\n")
+    path.chmod(0o666)
+    inode = path.stat().st_ino
+    result = run({"path": str(path), "content": "same\n", "mode": "0644"}, capsys, diff=True)
+    assert result["changed"] and not result["content_changed"]
+    assert mode_of(path) == 0o644 and path.stat().st_ino == inode
+    assert result["diff"]["before"]["mode"] == "0666" and result["diff"]["after"]["mode"] == "0644"
+
+
+def test_check_mode_writes_nothing(tmp_path, capsys):
+    path = tmp_path / "a.conf"
+    path.write_text("old\n")
+    result = run({"path": str(path), "content": "new\n"}, capsys, check=True, diff=True)
+    assert result["changed"] and path.read_text() == "old\n"
+    assert result["diff"]["before"] == "old\n" and result["diff"]["after"] == "new\n"
+
+
+def test_a_new_secret_is_never_visible_with_looser_permissions(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "token"
+    seen = []
+    real_replace = os.replace
+
+    def watching_replace(src, dst):
+        seen.append(mode_of(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(file_content.os, "replace", watching_replace)
+    result = run({"path": str(path), "content": "hf_secret", "mode": "0600"}, capsys)
+    assert result["changed"] and seen == [0o600] and mode_of(path) == 0o600
+
+
+def test_validate_refuses_and_leaves_the_old_file(tmp_path, capsys):
+    path = tmp_path / "rules.yml"
+    path.write_text("good\n")
+    result = run({"path": str(path), "content": "bad\n", "validate": "grep -q good %s"}, capsys)
+    assert result["rc"] == 1 and "validate refused" in result["msg"]
+    assert path.read_text() == "good\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["rules.yml"]
+    accepted = run({"path": str(path), "content": "good too\n", "validate": "grep -q good %s"}, capsys)
+    assert accepted["changed"] and path.read_text() == "good too\n"
+
+
+def test_refuses_a_folder_and_a_missing_folder(tmp_path, capsys):
+    assert "is a folder" in run({"path": str(tmp_path), "content": "x"}, capsys)["msg"]
+    assert "does not exist" in run({"path": str(tmp_path / "no" / "f"), "content": "x"}, capsys)["msg"]
+
+
+def test_the_content_never_reaches_the_log_or_the_arguments(tmp_path, capsys, monkeypatch):
+    logged = []
+    monkeypatch.setattr(file_content.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
+    result = run({"path": str(tmp_path / "t"), "content": "hf_topsecret"}, capsys)
+    assert result["changed"]
+    assert "hf_topsecret" not in " ".join(logged)
+    assert "hf_topsecret" not in json.dumps(result["invocation"])
