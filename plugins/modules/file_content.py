@@ -77,6 +77,7 @@ checksum:
   type: str
 """
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -113,6 +114,19 @@ def validate(module, tmp_path):
         module.fail_json(msg="validate refused the new content (rc %d): %s" % (rc, err or out), stdout=out, stderr=err)
 
 
+def replace(module, tmp_path, path, data):
+    """Rename the temporary file over path; where a rename cannot work (a file bind-mounted into a
+    container: EBUSY) and unsafe_writes allows it, write in place instead, as Ansible's file modules do."""
+    try:
+        os.replace(tmp_path, path)
+    except OSError as err:
+        if err.errno not in (errno.EBUSY, errno.EXDEV) or not module.params["unsafe_writes"]:
+            module.fail_json(msg="could not rename the new content over %s: %s" % (path, err))
+        with open(path, "wb") as out:
+            out.write(data)
+        module.set_fs_attributes_if_different(file_args_for(module, path), False)
+
+
 def write_new(module, path, data):
     """Temporary file in the same folder, its attributes set, validated, then renamed over path."""
     folder = os.path.dirname(path) or "."
@@ -125,7 +139,7 @@ def write_new(module, path, data):
         module.set_fs_attributes_if_different(file_args_for(module, tmp_path), False)
         if module.params["validate"]:
             validate(module, tmp_path)
-        os.replace(tmp_path, path)
+        replace(module, tmp_path, path, data)
     finally:
         if os.path.exists(tmp_path):
             os.unlink(tmp_path)

@@ -91,3 +91,18 @@ def test_the_content_never_reaches_the_log_or_the_arguments(tmp_path, capsys, mo
     assert result["changed"]
     assert "hf_topsecret" not in " ".join(logged)
     assert "hf_topsecret" not in json.dumps(result["invocation"])
+
+
+def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe_writes(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "bind-mounted"
+    path.write_text("old\n")
+
+    def busy(src, dst):
+        raise OSError(16, "Device or resource busy")
+
+    monkeypatch.setattr(file_content.os, "replace", busy)
+    refused = run({"path": str(path), "content": "new\n"}, capsys)
+    assert refused["rc"] == 1 and "could not rename" in refused["msg"] and path.read_text() == "old\n"
+    written = run({"path": str(path), "content": "new\n", "unsafe_writes": True, "mode": "0640"}, capsys)
+    assert written["changed"] and path.read_text() == "new\n" and mode_of(path) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["bind-mounted"]
