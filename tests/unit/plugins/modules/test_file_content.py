@@ -6,55 +6,51 @@ import os
 import stat
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.llmhost.vllm.plugins.modules import file_content
 
 
-def run(args, capsys, check=False, diff=False):
-    args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            file_content.main()
-    out = json.loads(capsys.readouterr().out)
-    out["rc"] = exc.value.code
-    return out
+@pytest.fixture
+def run(run_main):
+    def run_file_content(args, check=False, diff=False):
+        return run_main(file_content.main, dict(args, _ansible_check_mode=check, _ansible_diff=diff))
+    return run_file_content
 
 
 def mode_of(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-def test_writes_then_changes_nothing(tmp_path, capsys):
+def test_writes_then_changes_nothing(run, tmp_path):
     path = tmp_path / "a.conf"
-    first = run({"path": str(path), "content": "x = 1\n", "mode": "0640"}, capsys)
+    first = run({"path": str(path), "content": "x = 1\n", "mode": "0640"})
     assert first["changed"] and first["content_changed"] and first["rc"] == 0
     assert path.read_text() == "x = 1\n" and mode_of(path) == 0o640
-    again = run({"path": str(path), "content": "x = 1\n", "mode": "0640"}, capsys)
+    again = run({"path": str(path), "content": "x = 1\n", "mode": "0640"})
     assert again["changed"] is False and again["content_changed"] is False
     assert again["checksum"] == first["checksum"]
     assert [p.name for p in tmp_path.iterdir()] == ["a.conf"], "no temporary file left behind"
 
 
-def test_a_mode_alone_is_mended_in_place(tmp_path, capsys):
+def test_a_mode_alone_is_mended_in_place(run, tmp_path):
     path = tmp_path / "a.conf"
     path.write_text("same\n")
     path.chmod(0o666)
     inode = path.stat().st_ino
-    result = run({"path": str(path), "content": "same\n", "mode": "0644"}, capsys, diff=True)
+    result = run({"path": str(path), "content": "same\n", "mode": "0644"}, diff=True)
     assert result["changed"] and not result["content_changed"]
     assert mode_of(path) == 0o644 and path.stat().st_ino == inode
     assert result["diff"]["before"]["mode"] == "0666" and result["diff"]["after"]["mode"] == "0644"
 
 
-def test_check_mode_writes_nothing(tmp_path, capsys):
+def test_check_mode_writes_nothing(run, tmp_path):
     path = tmp_path / "a.conf"
     path.write_text("old\n")
-    result = run({"path": str(path), "content": "new\n"}, capsys, check=True, diff=True)
+    result = run({"path": str(path), "content": "new\n"}, check=True, diff=True)
     assert result["changed"] and path.read_text() == "old\n"
     assert result["diff"]["before"] == "old\n" and result["diff"]["after"] == "new\n"
 
 
-def test_a_new_secret_is_never_visible_with_looser_permissions(tmp_path, capsys, monkeypatch):
+def test_a_new_secret_is_never_visible_with_looser_permissions(run, tmp_path, monkeypatch):
     path = tmp_path / "token"
     seen = []
     real_replace = os.replace
@@ -64,36 +60,36 @@ def test_a_new_secret_is_never_visible_with_looser_permissions(tmp_path, capsys,
         real_replace(src, dst)
 
     monkeypatch.setattr(file_content.os, "replace", watching_replace)
-    result = run({"path": str(path), "content": "hf_secret", "mode": "0600"}, capsys)
+    result = run({"path": str(path), "content": "hf_secret", "mode": "0600"})
     assert result["changed"] and seen == [0o600] and mode_of(path) == 0o600
 
 
-def test_validate_refuses_and_leaves_the_old_file(tmp_path, capsys):
+def test_validate_refuses_and_leaves_the_old_file(run, tmp_path):
     path = tmp_path / "rules.yml"
     path.write_text("good\n")
-    result = run({"path": str(path), "content": "bad\n", "validate": "grep -q good %s"}, capsys)
+    result = run({"path": str(path), "content": "bad\n", "validate": "grep -q good %s"})
     assert result["rc"] == 1 and "validate refused" in result["msg"]
     assert path.read_text() == "good\n"
     assert [p.name for p in tmp_path.iterdir()] == ["rules.yml"]
-    accepted = run({"path": str(path), "content": "good too\n", "validate": "grep -q good %s"}, capsys)
+    accepted = run({"path": str(path), "content": "good too\n", "validate": "grep -q good %s"})
     assert accepted["changed"] and path.read_text() == "good too\n"
 
 
-def test_refuses_a_folder_and_a_missing_folder(tmp_path, capsys):
-    assert "is a folder" in run({"path": str(tmp_path), "content": "x"}, capsys)["msg"]
-    assert "does not exist" in run({"path": str(tmp_path / "no" / "f"), "content": "x"}, capsys)["msg"]
+def test_refuses_a_folder_and_a_missing_folder(run, tmp_path):
+    assert "is a folder" in run({"path": str(tmp_path), "content": "x"})["msg"]
+    assert "does not exist" in run({"path": str(tmp_path / "no" / "f"), "content": "x"})["msg"]
 
 
-def test_the_content_never_reaches_the_log_or_the_arguments(tmp_path, capsys, monkeypatch):
+def test_the_content_never_reaches_the_log_or_the_arguments(run, tmp_path, monkeypatch):
     logged = []
     monkeypatch.setattr(file_content.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
-    result = run({"path": str(tmp_path / "t"), "content": "hf_topsecret"}, capsys)
+    result = run({"path": str(tmp_path / "t"), "content": "hf_topsecret"})
     assert result["changed"]
     assert "hf_topsecret" not in " ".join(logged)
     assert "hf_topsecret" not in json.dumps(result["invocation"])
 
 
-def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe_writes(tmp_path, capsys, monkeypatch):
+def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe_writes(run, tmp_path, monkeypatch):
     path = tmp_path / "bind-mounted"
     path.write_text("old\n")
 
@@ -101,8 +97,8 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe
         raise OSError(16, "Device or resource busy")
 
     monkeypatch.setattr(file_content.os, "replace", busy)
-    refused = run({"path": str(path), "content": "new\n"}, capsys)
+    refused = run({"path": str(path), "content": "new\n"})
     assert refused["rc"] == 1 and "could not rename" in refused["msg"] and path.read_text() == "old\n"
-    written = run({"path": str(path), "content": "new\n", "unsafe_writes": True, "mode": "0640"}, capsys)
+    written = run({"path": str(path), "content": "new\n", "unsafe_writes": True, "mode": "0640"})
     assert written["changed"] and path.read_text() == "new\n" and mode_of(path) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["bind-mounted"]

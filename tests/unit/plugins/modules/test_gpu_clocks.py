@@ -4,7 +4,6 @@ idempotence through the state file, check mode, reset, and reapplying after a re
 import json
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.llmhost.vllm.plugins.module_utils import clocks
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
 from ansible_collections.llmhost.vllm.plugins.modules import gpu_clocks
@@ -19,73 +18,66 @@ def nvml(h200x2, monkeypatch):
     return fake
 
 
-def run_module(args, capsys, check=False):
-    if check:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            gpu_clocks.main()
-    out = json.loads(capsys.readouterr().out)
-    out["rc"] = exc.value.code
-    return out
+@pytest.fixture
+def run(run_main):
+    def run_gpu_clocks(args, check=False):
+        return run_main(gpu_clocks.main, dict(args, _ansible_check_mode=True) if check else args)
+    return run_gpu_clocks
 
 
-run = run_module
-
-
-def test_lock_is_idempotent_through_the_state_file(nvml, tmp_path, capsys):
+def test_lock_is_idempotent_through_the_state_file(run, nvml, tmp_path):
     state = tmp_path / "gpu_clocks.json"
     args = {"graphics_clocks": "1500", "state_file": str(state)}
-    first = run(args, capsys)
+    first = run(args)
     assert first["changed"] is True and first["rc"] == 0
     assert nvml.calls == [("lock_graphics", 0, 1500, 1500), ("lock_graphics", 1, 1500, 1500)]
-    second = run(args, capsys)
+    second = run(args)
     assert second["changed"] is False and len(nvml.calls) == 2
     recorded = json.loads(state.read_text())
     assert set(recorded) == {d["nvmlDeviceGetUUID"]["ok"] for d in nvml.dump["devices"]}
 
 
-def test_reboot_clears_locks_so_they_are_applied_again(nvml, tmp_path, capsys, monkeypatch):
+def test_reboot_clears_locks_so_they_are_applied_again(run, nvml, tmp_path, monkeypatch):
     args = {"graphics_clocks": "1500", "gpus": ["0"], "state_file": str(tmp_path / "s.json")}
-    run(args, capsys)
+    run(args)
     monkeypatch.setattr(gpu_clocks, "_boot_id", lambda: "boot-2")
-    again = run(args, capsys)
+    again = run(args)
     assert again["changed"] is True and nvml.calls.count(("lock_graphics", 0, 1500, 1500)) == 2
 
 
-def test_check_mode_changes_nothing(nvml, tmp_path, capsys):
+def test_check_mode_changes_nothing(run, nvml, tmp_path):
     state = tmp_path / "s.json"
-    out = run({"graphics_clocks": "1500", "power_limit": 500, "state_file": str(state)}, capsys, check=True)
+    out = run({"graphics_clocks": "1500", "power_limit": 500, "state_file": str(state)}, check=True)
     assert out["changed"] is True and nvml.calls == [] and not state.exists()
     assert out["gpus"][0]["actions"] == [["lock_graphics", 1500, 1500], ["power", 500.0]]
     assert "1500" in out["diff"]["after"]
 
 
-def test_out_of_range_values_fail_before_any_change(nvml, tmp_path, capsys):
+def test_out_of_range_values_fail_before_any_change(run, nvml, tmp_path):
     for args, words in (({"graphics_clocks": 2100}, "outside GPU 0 (NVIDIA H200)'s supported range 345-1980 MHz"),
                         ({"memory_clocks": "1000,3201"}, "outside GPU 0 (NVIDIA H200)'s supported memory clocks"),
                         ({"power_limit": 900}, "power_limit=900.0 W is outside"),
                         ({"graphics_clocks": "2000,100"}, "0 < min <= max"),
                         ({"gpus": ["7"], "graphics_clocks": 1500}, "gpus: 7 not found")):
-        out = run(dict(args, state_file=str(tmp_path / "s.json")), capsys)
+        out = run(dict(args, state_file=str(tmp_path / "s.json")))
         assert out["rc"] == 1 and words in out["msg"], out["msg"]
     assert nvml.calls == [] and not (tmp_path / "s.json").exists()
 
 
-def test_no_permission_is_reported_with_a_hint(nvml, tmp_path, capsys):
+def test_no_permission_is_reported_with_a_hint(run, nvml, tmp_path):
     nvml.is_root = False
-    out = run({"graphics_clocks": 1500, "state_file": str(tmp_path / "s.json")}, capsys)
+    out = run({"graphics_clocks": 1500, "state_file": str(tmp_path / "s.json")})
     assert out["rc"] == 1 and "NVMLError_NoPermission" in out["msg"] and "run as root" in out["msg"]
 
 
-def test_power_limit_is_read_back_and_reset_restores_defaults(nvml, tmp_path, capsys):
+def test_power_limit_is_read_back_and_reset_restores_defaults(run, nvml, tmp_path):
     state = str(tmp_path / "s.json")
-    assert run({"power_limit": 500, "state_file": state}, capsys)["changed"] is True
-    assert run({"power_limit": 500, "state_file": state}, capsys)["changed"] is False
-    out = run({"state": "reset", "state_file": state}, capsys)
+    assert run({"power_limit": 500, "state_file": state})["changed"] is True
+    assert run({"power_limit": 500, "state_file": state})["changed"] is False
+    out = run({"state": "reset", "state_file": state})
     assert out["changed"] is True and ("power", 0, 700000) in nvml.calls
     assert json.loads((tmp_path / "s.json").read_text()) == {}
-    assert run({"state": "reset", "state_file": state}, capsys)["changed"] is False
+    assert run({"state": "reset", "state_file": state})["changed"] is False
 
 
 def test_plan_reads_only_records_from_this_boot():
@@ -124,7 +116,7 @@ def test_event_reason_decoding():
     assert nv.decode_event_reasons(0x1000) == ["unknown_0x1000"]
 
 
-def test_nvidia_smi_failure_on_the_second_gpu_records_the_first(h200x2_device, tmp_path, capsys, monkeypatch):
+def test_nvidia_smi_failure_on_the_second_gpu_records_the_first(run, h200x2_device, tmp_path, monkeypatch):
     """Without NVML bindings the module runs nvidia-smi; when GPU 1 refuses, GPU 0's change is in the state file."""
     calls = []
     answer = h200x2_device.runner(calls)
@@ -143,7 +135,7 @@ def test_nvidia_smi_failure_on_the_second_gpu_records_the_first(h200x2_device, t
     monkeypatch.setattr(gpu_clocks.AnsibleModule, "get_bin_path", lambda module, name, *a, **k: "/usr/bin/" + name)
     monkeypatch.setattr(gpu_clocks, "_boot_id", lambda: "boot-1")
     state = tmp_path / "gpu_clocks.json"
-    out = run_module({"power_limit": 650, "state_file": str(state)}, capsys)
+    out = run({"power_limit": 650, "state_file": str(state)})
     assert out["failed"] and out["msg"].startswith("GPU 1: [['power', 650.0]] failed: RuntimeError: -i 1 --power-limit=650.0 "
                                                    "exited 4: Insufficient Permissions (run as root)")
     recorded = json.loads(state.read_text())
@@ -154,9 +146,9 @@ def test_nvidia_smi_failure_on_the_second_gpu_records_the_first(h200x2_device, t
                                                                     ["-i", "1", "--power-limit=650.0"]]
 
 
-def test_an_nvidia_smi_path_that_is_not_executable_is_named(tmp_path, capsys, monkeypatch):
+def test_an_nvidia_smi_path_that_is_not_executable_is_named(run, tmp_path, monkeypatch):
     monkeypatch.setattr(nv, "import_pynvml", lambda: (None, "ModuleNotFoundError"))
     fake = tmp_path / "nvidia-smi"
     fake.write_text("#!/bin/sh\n")
-    out = run_module({"power_limit": 650, "nvidia_smi": str(fake), "state_file": str(tmp_path / "s.json")}, capsys)
+    out = run({"power_limit": 650, "nvidia_smi": str(fake), "state_file": str(tmp_path / "s.json")})
     assert out["failed"] and "nvidia_smi=%s is not an executable file" % fake in out["msg"]
