@@ -6,7 +6,7 @@ honest about what it is (every response and /health say "stand-in") and strict w
 needs strictness:
   - its argument parser is built from the option table of the real vLLM version (the same table
     the role validates against), so an option the real parser would refuse makes it exit 2;
-  - it serves /health, /v1/models, /v1/completions and /metrics, the last with vLLM's real metric
+  - it serves /health, /v1/models, /v1/completions (streamed as server-sent events when asked) and /metrics, the last with vLLM's real metric
     names for that version (the *_seconds ones as histograms each completion observes, the token and
     request counters as counters, the rest as gauges); /v1/* require the API key from VLLM_API_KEY when set;
   - on SIGTERM it drains: no new requests, in-flight ones finish, exit within --shutdown-timeout;
@@ -113,6 +113,27 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _stream(self, model, n):
+        """Server-sent events as vLLM sends them: one chunk per token (here a fixed word every
+        VLLM_STANDIN_TOKEN_SECONDS), HTTP/1.1 chunked, ending with `data: [DONE]`."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        pause = float(os.environ.get("VLLM_STANDIN_TOKEN_SECONDS", "0.05"))
+        events = [{"id": "cmpl-standin", "object": "text_completion", "model": model,
+                   "choices": [{"index": 0, "text": "tok%d " % i, "finish_reason": None if i < n - 1 else "length"}]}
+                  for i in range(n)]
+        try:
+            for data in [json.dumps(e) for e in events] + ["[DONE]"]:
+                line = ("data: %s\n\n" % data).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                self.wfile.flush()
+                time.sleep(pause)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client left: vLLM aborts the request
+            return
+
     def _authorized(self):
         key = os.environ.get("VLLM_API_KEY")
         return not key or self.headers.get("Authorization") == "Bearer " + key
@@ -158,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
                 State.counters["generation_tokens"] += n
                 State.counters["request_success"] += 1
             text = "stand-in completion"
+            if body.get("stream"):
+                return self._stream(body["model"], n)
             self._send(200, {"id": "cmpl-standin", "object": "text_completion", "model": body["model"],
                              "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
                              "usage": {"completion_tokens": n}})
