@@ -69,9 +69,18 @@ FIRST_PLAY = [
      "monitoring_retention must be a Prometheus duration"),
     ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
      "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+    # gateway: a port, a client without a key of its own (the keys are never shown), a vLLM key nginx cannot carry
+    ({"gateway_port": 70000, "model_revision": "0" * 40}, "gateway_port=70000 must be a number from 1 to 65535"),
+    ({"gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"},
+                          {"name": "bob", "key": "alice-secret-key-0123456789"}], "model_revision": "0" * 40},
+     "gateway_clients: two clients share a key (the keys are not shown)"),
+    ({"gateway_clients": [{"name": "carol", "key": "carol-brief-k3y"}], "model_revision": "0" * 40},
+     "gateway_clients client carol: key must be 20 or more letters"),
+    ({"vllm_service_api_key": "vllm-key; proxy_pass http://evil", "model_revision": "0" * 40},
+     "vllm_service_api_key holds a character nginx's configuration cannot carry"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
-SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token")
+SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key")
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +111,5 @@ def test_site_refuses_bad_input_in_its_first_play(first_play_refusals, request, 
     assert got["changed"] == 0
     for name in set(SECRETS) & set(extra):
         assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
+    for client in extra.get("gateway_clients", []):
+        assert client["key"] not in out, "the key of gateway client %s is shown" % client["name"]

@@ -1,0 +1,180 @@
+"""The gateway on a real systemd host: Debian's nginx and njs in front of the serving stand-in's two replicas
+(vLLM's API, labelled stand-ins: no GPU here), on loopback.
+
+Requests go from the test process to the container's loopback (the container shares the host's network), each
+with a timeout; no loop here runs unbounded. Container scenario only."""
+import hashlib
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+PORT = int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150"))
+URL = "http://127.0.0.1:%d" % PORT
+KEYS = {"alice": "test-key-of-alice-0123456789", "bob": "test-key-of-bob-0123456789abc"}
+ACCESS_LOG = "/var/log/nginx/llmhost-gateway.access.log"
+CLIENTS = "/etc/nginx/llmhost-gateway/clients.conf"
+UPSTREAM_AUTH = "/etc/nginx/llmhost-gateway/upstream-auth.conf"
+COMPLETION = {"model": "qwen-test", "prompt": "hi", "max_tokens": 4}
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the gateway is tested in the container scenario")
+
+
+def ask(path, body=None, key="alice", raw=None, timeout=10):
+    """One request through the gateway: (status, headers, parsed JSON body or text)."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(URL + path, data=data)
+    if key:
+        req.add_header("Authorization", "Bearer " + KEYS.get(key, key))
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            status, headers, text = r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as err:
+        status, headers, text = err.code, dict(err.headers), err.read().decode()
+    try:
+        return status, headers, json.loads(text)
+    except ValueError:
+        return status, headers, text
+
+
+def _serving(host):
+    host.run_test("systemctl start vllm@0.service vllm@1.service")
+    for _try in range(60):
+        if ask("/health", key=None)[0] == 200 and ask("/v1/models")[0] == 200:
+            return
+        time.sleep(1)
+    pytest.fail("the gateway does not reach a replica")
+
+
+def test_nginx_listens_on_the_gateway_port_on_loopback_only(host):
+    listening = host.run_test("ss -Hltnp").stdout
+    nginx = [line.split()[3] for line in listening.splitlines() if '"nginx"' in line]
+    assert nginx and set(nginx) == {"127.0.0.1:%d" % PORT}, listening
+    # Debian's default site was kept out from the package's first start
+    assert "llmhost.vllm.gateway" in host.file("/etc/nginx/sites-enabled/default").content_string
+
+
+def test_a_client_gets_a_completion_and_vllm_sees_its_own_key(host):
+    _serving(host)
+    status, _headers, body = ask("/v1/completions", COMPLETION)
+    # the stand-in answers only with VLLM_API_KEY, which differs from every client's key
+    assert status == 200 and body["choices"], body
+    status, _headers, body = ask("/v1/models")
+    assert status == 200 and [m["id"] for m in body["data"]] == ["qwen-test"], body
+
+
+@pytest.mark.parametrize("case, request_args, status, words", [
+    ("no key", {"path": "/v1/models", "key": None}, 401, "valid API key"),
+    ("a key of no client", {"path": "/v1/models", "key": "not-a-key-of-anyone-0123456789"}, 401, "valid API key"),
+    ("vLLM's own key", {"path": "/v1/models", "key": "test-key-of-the-molecule-scenario"}, 401, "valid API key"),
+    ("not JSON", {"path": "/v1/completions", "raw": b"prompt=hi"}, 400, "not JSON"),
+    ("not an object", {"path": "/v1/chat/completions", "body": [COMPLETION]}, 400, "JSON object"),
+    ("max_tokens 0", {"path": "/v1/completions", "body": dict(COMPLETION, max_tokens=0)}, 400, "max_tokens"),
+    ("max_tokens past the context", {"path": "/v1/completions", "body": dict(COMPLETION, max_tokens=10 ** 6)}, 400,
+     "max_tokens must be a whole number from 1 to "),
+    ("max_completion_tokens a string", {"path": "/v1/chat/completions",
+                                        "body": {"model": "qwen-test", "max_completion_tokens": "9"}}, 400,
+     "max_completion_tokens"),
+    ("an unknown model", {"path": "/v1/completions", "body": dict(COMPLETION, model="gpt-4")}, 404, "gpt-4"),
+    ("a body past the limit", {"path": "/v1/completions", "raw": b"x" * (4096 * 1024 + 1)}, 413, "larger than"),
+    ("vLLM's metrics", {"path": "/metrics"}, 404, "not found"),
+    ("vLLM's tokenizer", {"path": "/tokenize", "body": {"prompt": "hi"}}, 404, "not found"),
+])
+def test_the_gateway_refuses_before_vllm(case, request_args, status, words):
+    got, headers, body = ask(**request_args)
+    assert got == status, (case, got, body)
+    assert words in body["error"]["message"], (case, body)
+    if status == 401:
+        assert headers.get("WWW-Authenticate", "").startswith("Bearer"), headers
+
+
+def test_a_client_over_its_rate_gets_429_with_retry_after():
+    """bob may send 1 request a second with no burst: of three at once, at least one is refused."""
+    time.sleep(1.1)
+    answers = [ask("/v1/models", key="bob") for _ in range(3)]
+    statuses = [a[0] for a in answers]
+    assert statuses[0] == 200 and 429 in statuses, statuses
+    refused = [a for a in answers if a[0] == 429][0]
+    assert refused[1].get("Retry-After") == "1" and refused[2]["error"]["type"] == "rate_limit_error", refused
+    # alice's own limit (35 r/s, burst 70) is untouched by bob's
+    assert ask("/v1/models")[0] == 200
+
+
+def test_a_stream_arrives_in_chunks_as_they_are_made():
+    """The stand-in sends one event every 50 ms: through the gateway they must arrive spread out, not at once.
+    The request accepts gzip, as OpenAI's Python client does: a compressed event stream would arrive in one piece."""
+    sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    body = json.dumps(dict(COMPLETION, max_tokens=8, stream=True)).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
+                 b"Accept-Encoding: gzip, deflate\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                 b"Connection: close\r\n\r\n%s"
+                 % (KEYS["alice"].encode(), len(body), body))
+    arrivals, data, t0 = [], b"", time.monotonic()
+    while time.monotonic() - t0 < 10:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        arrivals.append((round(time.monotonic() - t0, 3), chunk.count(b"data: ")))
+        data += chunk
+    sock.close()
+    print("stream arrivals (s, events): %s" % arrivals)
+    assert b"200 OK" in data.split(b"\r\n", 1)[0] and b"text/event-stream" in data, data[:300]
+    assert data.count(b"data: ") == 9 and b"data: [DONE]" in data
+    with_events = [t for t, n in arrivals if n]
+    assert len(with_events) >= 4, arrivals
+    assert with_events[-1] - with_events[0] >= 0.2, arrivals
+
+
+def test_a_stopped_replica_sends_its_requests_to_the_other(host):
+    _serving(host)
+    host.run_test("systemctl stop vllm@0.service")
+    try:
+        statuses = [ask("/v1/completions", COMPLETION)[0] for _ in range(10)]
+        assert statuses == [200] * 10, statuses
+        assert ask("/health", key=None)[0] == 200
+    finally:
+        _serving(host)
+
+
+def test_every_replica_stopped_gives_503_with_retry_after(host):
+    _serving(host)
+    host.run_test("systemctl stop vllm@0.service vllm@1.service")
+    try:
+        status, headers, body = ask("/v1/completions", COMPLETION)
+        assert status == 503 and headers.get("Retry-After") == "5", (status, headers, body)
+        assert body["error"]["type"] == "service_unavailable"
+        assert ask("/health", key=None)[0] == 503
+    finally:
+        _serving(host)
+    assert ask("/v1/completions", COMPLETION)[0] == 200
+
+
+def test_keys_stay_out_of_files_and_logs_but_clients_are_named(host):
+    ask("/v1/models")
+    ask("/v1/models", key="bob")
+    log = host.file(ACCESS_LOG).content_string
+    assert "client=alice" in log and "client=bob" in log and "client= " in log, log[-2000:]
+    hashes = {name: hashlib.sha256(key.encode()).hexdigest() for name, key in KEYS.items()}
+    for secret in list(KEYS.values()) + list(hashes.values()) + ["test-key-of-the-molecule-scenario"]:
+        assert secret not in log
+        assert secret not in host.file("/var/log/nginx/error.log").content_string
+    clients = host.file(CLIENTS)
+    assert (clients.user, clients.group, clients.mode) == ("root", "root", 0o600)
+    assert all(h in clients.content_string for h in hashes.values())
+    assert not any(k in clients.content_string for k in KEYS.values())
+    auth = host.file(UPSTREAM_AUTH)
+    assert (auth.user, auth.group, auth.mode) == ("root", "root", 0o600)
+    assert "Bearer test-key-of-the-molecule-scenario" in auth.content_string
+    # the configuration nginx's workers can read names the files, never a key
+    conf = host.file("/etc/nginx/conf.d/llmhost-gateway.conf").content_string
+    assert not any(s in conf for s in list(KEYS.values()) + list(hashes.values()))

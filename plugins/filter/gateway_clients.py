@@ -1,0 +1,58 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter: The gateway's clients checked, never quoting a key."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: gateway_clients
+short_description: Sentences for each bad gateway client, never quoting a key
+version_added: 0.1.0
+description:
+  - Each client is a mapping with C(name) and C(key), and optional whole numbers C(rate) (1-100000) and C(burst) (0-100000).
+  - Names are 1-64 letters, digits, C(. _ -), starting with a letter or digit, and unique.
+  - Keys are 20 or more letters, digits or C(. _ ~ + / = -), and no two clients share one. A sentence about a key names the
+    client, never the key.
+  - Logic in C(module_utils/gateway.py).
+options:
+  _input:
+    description: The clients.
+    type: list
+    elements: dict
+    required: true
+  variable:
+    description: The variable's name, for the sentences.
+    type: str
+    default: gateway_clients
+author: llmhost.vllm maintainers (@llmhost)
+"""
+
+EXAMPLES = r"""
+- name: Refuse clients nginx cannot use
+  ansible.builtin.assert:
+    that: __errors | length == 0
+    fail_msg: "{{ __errors | join('; ') }}"
+  vars:
+    __errors: "{{ gateway_clients | llmhost.vllm.gateway_clients }}"
+  no_log: true
+"""
+
+RETURN = r"""
+_value:
+  description: Sentences naming each bad client; empty when all are fine.
+  type: list
+  elements: str
+"""
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
+
+
+def gateway_clients(clients, variable="gateway_clients"):
+    return gateway.client_errors(clients, variable)
+
+
+class FilterModule:
+    """llmhost.vllm filter gateway_clients."""
+
+    def filters(self):
+        return {"gateway_clients": gateway_clients}
