@@ -1,5 +1,6 @@
 """The gateway on a real systemd host: Debian's nginx and njs in front of the serving stand-in's two replicas
-(vLLM's API, labelled stand-ins: no GPU here), on loopback.
+(vLLM's API, labelled stand-ins: no GPU here), on loopback, over TLS with the user's certificate (prepare.yml
+makes one for 127.0.0.1; the tests trust it as their only CA).
 
 Requests go from the test process to the container's loopback (the container shares the host's network), each
 with a timeout; no loop here runs unbounded. Container scenario only."""
@@ -7,6 +8,7 @@ import hashlib
 import json
 import os
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -14,7 +16,8 @@ import urllib.request
 import pytest
 
 PORT = int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150"))
-URL = "http://127.0.0.1:%d" % PORT
+URL = "https://127.0.0.1:%d" % PORT
+CERT = "/etc/ssl/llmhost-test/gateway.pem"
 KEYS = {"alice": "test-key-of-alice-0123456789", "bob": "test-key-of-bob-0123456789abc"}
 ACCESS_LOG = "/var/log/nginx/llmhost-gateway.access.log"
 CLIENTS = "/etc/nginx/llmhost-gateway/clients.conf"
@@ -22,10 +25,15 @@ UPSTREAM_AUTH = "/etc/nginx/llmhost-gateway/upstream-auth.conf"
 COMPLETION = {"model": "qwen-test", "prompt": "hi", "max_tokens": 4}
 
 
+TLS = {}
+
+
 @pytest.fixture(autouse=True)
-def _container_only(scenario):
+def _container_only(scenario, host):
     if scenario != "container":
         pytest.skip("the gateway is tested in the container scenario")
+    if not TLS:  # the certificate is the only CA trusted; its name is checked (127.0.0.1)
+        TLS["context"] = ssl.create_default_context(cadata=host.file(CERT).content_string)
 
 
 def ask(path, body=None, key="alice", raw=None, timeout=10):
@@ -37,7 +45,7 @@ def ask(path, body=None, key="alice", raw=None, timeout=10):
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=timeout, context=TLS["context"]) as r:
             status, headers, text = r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as err:
         status, headers, text = err.code, dict(err.headers), err.read().decode()
@@ -101,7 +109,7 @@ def test_the_gateway_refuses_before_vllm(case, request_args, status, words):
 def test_a_client_over_its_rate_gets_429_with_retry_after():
     """bob may send 1 request a second with no burst: of three at once, at least one is refused."""
     time.sleep(1.1)
-    answers = [ask("/v1/models", key="bob") for _ in range(3)]
+    answers = [ask("/v1/models", key="bob") for _try in range(3)]
     statuses = [a[0] for a in answers]
     assert statuses[0] == 200 and 429 in statuses, statuses
     refused = [a for a in answers if a[0] == 429][0]
@@ -110,15 +118,21 @@ def test_a_client_over_its_rate_gets_429_with_retry_after():
     assert ask("/v1/models")[0] == 200
 
 
+def _stream(tokens):
+    """A streamed completion of `tokens` events, sent by hand over TLS so that arrivals can be timed."""
+    sock = TLS["context"].wrap_socket(socket.create_connection(("127.0.0.1", PORT), timeout=10),
+                                      server_hostname="127.0.0.1")
+    body = json.dumps(dict(COMPLETION, max_tokens=tokens, stream=True)).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
+                 b"Accept-Encoding: gzip, deflate\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                 b"Connection: close\r\n\r\n%s" % (KEYS["alice"].encode(), len(body), body))
+    return sock
+
+
 def test_a_stream_arrives_in_chunks_as_they_are_made():
     """The stand-in sends one event every 50 ms: through the gateway they must arrive spread out, not at once.
     The request accepts gzip, as OpenAI's Python client does: a compressed event stream would arrive in one piece."""
-    sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    body = json.dumps(dict(COMPLETION, max_tokens=8, stream=True)).encode()
-    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
-                 b"Accept-Encoding: gzip, deflate\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-                 b"Connection: close\r\n\r\n%s"
-                 % (KEYS["alice"].encode(), len(body), body))
+    sock = _stream(8)
     arrivals, data, t0 = [], b"", time.monotonic()
     while time.monotonic() - t0 < 10:
         chunk = sock.recv(65536)
@@ -135,17 +149,37 @@ def test_a_stream_arrives_in_chunks_as_they_are_made():
     assert with_events[-1] - with_events[0] >= 0.2, arrivals
 
 
+def test_a_client_that_leaves_frees_the_replica(host):
+    """A stream of 200 events (10 s) left after the first few: the replica sees the connection close and stops."""
+    since = host.run_test("date +%s").stdout.strip()
+    sock = _stream(200)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += sock.recv(65536)
+    sock.close()
+    time.sleep(1.5)
+    journal = host.run_test("journalctl -q -o cat --since @%s -u vllm@0.service -u vllm@1.service", since).stdout
+    aborted = [line for line in journal.splitlines() if "stream aborted by the client" in line]
+    assert aborted, journal[-2000:]
+    sent = int(aborted[-1].split(" after ")[1].split(" of ")[0])
+    assert sent < 100, aborted
+
+
+# The two checks below stop replicas and start them again: they run after the unmarked checks (with the
+# marker's ordering), so that no other check (such as Prometheus's targets being up) sees a replica restarting.
+@pytest.mark.changes_the_host(order=0.5)
 def test_a_stopped_replica_sends_its_requests_to_the_other(host):
     _serving(host)
     host.run_test("systemctl stop vllm@0.service")
     try:
-        statuses = [ask("/v1/completions", COMPLETION)[0] for _ in range(10)]
+        statuses = [ask("/v1/completions", COMPLETION)[0] for _try in range(10)]
         assert statuses == [200] * 10, statuses
         assert ask("/health", key=None)[0] == 200
     finally:
         _serving(host)
 
 
+@pytest.mark.changes_the_host(order=0.5)
 def test_every_replica_stopped_gives_503_with_retry_after(host):
     _serving(host)
     host.run_test("systemctl stop vllm@0.service vllm@1.service")

@@ -125,14 +125,16 @@ class Handler(BaseHTTPRequestHandler):
                    "choices": [{"index": 0, "text": "tok%d " % i, "finish_reason": None if i < n - 1 else "length"}]}
                   for i in range(n)]
         try:
+            sent = 0
             for data in [json.dumps(e) for e in events] + ["[DONE]"]:
                 line = ("data: %s\n\n" % data).encode()
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                 self.wfile.flush()
+                sent += 1
                 time.sleep(pause)
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):  # the client left: vLLM aborts the request
-            return
+            print("INFO stand-in: stream aborted by the client after %d of %d events" % (sent, n), flush=True)
 
     def _authorized(self):
         key = os.environ.get("VLLM_API_KEY")
