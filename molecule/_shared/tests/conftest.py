@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,16 +45,47 @@ def pytest_collection_modifyitems(items):
     items.sort(key=key)
 
 
-def _playbook(*args):
-    """Run the scenario's converge (the real site playbook) again; returns (changed, failed, output)."""
+def _playbook(*args, path="molecule/_shared/converge.yml"):
+    """Run the scenario's converge (the real site playbook) again, or another playbook of the checkout (`path`);
+    returns (changed, failed, output)."""
     project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-           str(project / "molecule/_shared/converge.yml"), *args]
+           str(project / path), *args]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
     out = run.stdout + run.stderr
     recap = re.search(r"llmhost-ctr\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out)
     assert recap, out[-3000:]
     return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
+
+
+LOOP_SCRIPT = Path(__file__).resolve().parents[1] / "files" / "request_loop.py"
+
+
+def _under_load(host, name, targets, action, limit=300):
+    """Run action() while files/request_loop.py asks each target ("URL,KEY[,CA_FILE]") for a completion once
+    a tick on the host, as the unit `name`; returns (action's result, ticks), a tick being
+    [seconds, [ok per target], [latency per target]]. The loop stops when action() ends, or after `limit` s."""
+    stop, out = "/run/%s.stop" % name, "/run/%s.json" % name
+    host.run_test("rm -f %s %s && mkdir -p /usr/local/lib/llmhost-test" % (stop, out))
+    host.run_test("cat > /usr/local/lib/llmhost-test/request_loop.py <<'EOF'\n%sEOF" % LOOP_SCRIPT.read_text())
+    host.run_test("systemd-run --unit=%s --collect /usr/bin/python3 /usr/local/lib/llmhost-test/request_loop.py %s %d %s %s"
+                  % (name, out, limit, stop, " ".join(targets)))
+    time.sleep(1)
+    try:
+        result = action()
+    finally:
+        host.run("touch %s" % stop)
+        for _try in range(30):
+            if host.file(out).exists:
+                break
+            time.sleep(1)
+    return result, json.loads(host.file(out).content_string)
+
+
+@pytest.fixture(scope="session")
+def under_load():
+    """Run a playbook (or anything) under a bounded request loop on the host; see _under_load."""
+    return _under_load
 
 
 @pytest.fixture(scope="session")
