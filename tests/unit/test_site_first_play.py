@@ -78,6 +78,11 @@ FIRST_PLAY = [
      "gateway_clients client carol: key must be 20 or more letters"),
     ({"vllm_service_api_key": "vllm-key; proxy_pass http://evil", "model_revision": "0" * 40},
      "vllm_service_api_key holds a character nginx's configuration cannot carry"),
+    # a fleet upstream from a group the inventory does not have; an advertised address that is not one
+    ({"gateway_backends_group": "gpu_boxes", "model_revision": "0" * 40},
+     "gateway_backends_group: 'gpu_boxes' is no group of the inventory (groups: vllm_hosts)"),
+    ({"vllm_service_advertise_address": "10.0.0.2 evil", "model_revision": "0" * 40},
+     "vllm_service_advertise_address: '10.0.0.2 evil'"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
 SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key")

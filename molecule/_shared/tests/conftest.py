@@ -45,15 +45,17 @@ def pytest_collection_modifyitems(items):
     items.sort(key=key)
 
 
-def _playbook(*args, path="molecule/_shared/converge.yml"):
-    """Run the scenario's converge (the real site playbook) again, or another playbook of the checkout (`path`);
-    returns (changed, failed, output)."""
+def _playbook(*args, path="molecule/_shared/converge.yml", inventory=(), recap_host="llmhost-ctr"):
+    """Run the scenario's converge (the real site playbook) again, or another playbook of the checkout (`path`),
+    with the scenario's inventory and any more inventory files; returns (changed, failed, output) of `recap_host`."""
     project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+    more = [arg for source in inventory for arg in ("-i", str(source))]
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"], *more,
            str(project / path), *args]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
     out = run.stdout + run.stderr
-    recap = re.search(r"llmhost-ctr\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out)
+    recap = re.search(r"%s\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)" % re.escape(recap_host),
+                      out)
     assert recap, out[-3000:]
     return int(recap.group(1)), int(recap.group(2)) + int(recap.group(3)) + run.returncode, out
 

@@ -7,13 +7,17 @@ with a timeout; no loop here runs unbounded. Container scenario only."""
 import hashlib
 import json
 import os
+import re
 import socket
 import ssl
+import subprocess
 import time
 import urllib.error
 import urllib.request
 
 import pytest
+import testinfra
+import yaml
 
 PORT = int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150"))
 URL = "https://127.0.0.1:%d" % PORT
@@ -212,3 +216,70 @@ def test_keys_stay_out_of_files_and_logs_but_clients_are_named(host):
     # the configuration nginx's workers can read names the files, never a key
     conf = host.file("/etc/nginx/conf.d/llmhost-gateway.conf").content_string
     assert not any(s in conf for s in list(KEYS.values()) + list(hashes.values()))
+
+
+# A fleet: a second host, a container of the same image beside llmhost-ctr, converged by the site playbook
+# (vllm_install, model, vllm_service); llmhost-ctr's gateway puts both hosts' replicas in one upstream
+# (gateway_backends_group). The harness's dockerd has no bridge: both containers share the host's network, so
+# the second host's replicas listen on 127.0.0.2 and advertise it (vllm_service_advertise_address). Last of all
+# (order 3): it leaves llmhost-ctr's replicas stopped, and the second host is removed (destroy.yml removes it too).
+SECOND = "llmhost-ctr2"
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory, playbook):
+    docker = ["docker", "-H", os.environ["DOCKER_HOST"]]
+    subprocess.run(docker + ["rm", "-f", SECOND], capture_output=True, timeout=600, check=False)
+    run = subprocess.run(docker + ["run", "-d", "--name", SECOND, "--hostname", SECOND, "--network", "host",
+                                   "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
+                                   "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
+                                   "-v", os.environ["LLMHOST_QUANTIZE_WHEELS"] + ":/srv/llmhost-test/pypi:ro",
+                                   "--stop-signal", "SIGRTMIN+3", os.environ["LLMHOST_CONTAINER_IMAGE"], "/sbin/init"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    second = {"ansible_connection": "community.docker.docker",
+              "ansible_docker_extra_args": "-H=" + os.environ["DOCKER_HOST"],
+              "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2", "gateway_state": "skip"}
+    inventory = tmp_path_factory.mktemp("fleet") / "fleet.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {
+        "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},
+        "vllm_test_standin": {"hosts": {SECOND: {}}}}}}))
+    try:
+        started = time.monotonic()
+        for args, path, host_name in (
+                (("--limit", SECOND + ",localhost"), "molecule/_shared/prepare.yml", SECOND),
+                (("--limit", SECOND, "--tags", "vllm_install,model,vllm_service"), "playbooks/site.yml", SECOND),
+                (("--tags", "gateway"), "playbooks/site.yml", "llmhost-ctr")):
+            changed, failed, out = playbook(*args, path=path, inventory=[inventory], recap_host=host_name)
+            assert not failed and changed, out[-4000:]
+        print("second host converged and put behind the gateway in %d s" % (time.monotonic() - started))
+        yield testinfra.get_host("docker://" + SECOND)
+    finally:
+        subprocess.run(docker + ["rm", "-f", SECOND], capture_output=True, timeout=600, check=False)
+
+
+def _upstreams(host, since):
+    """The replica that answered each request logged after line `since` of the access log (the last one tried)."""
+    lines = host.file(ACCESS_LOG).content_string.splitlines()[since:]
+    tried = [re.findall(r"\b\d+\.\d+\.\d+\.\d+:\d+\b", line.split(" upstream=")[1]) for line in lines if " upstream=" in line]
+    return [addresses[-1] for addresses in tried if addresses]
+
+
+@pytest.mark.changes_the_host(order=3)
+def test_a_fleet_gateway_spreads_over_both_hosts_and_survives_one(host, fleet):
+    conf = host.file("/etc/nginx/conf.d/llmhost-gateway.conf").content_string
+    servers = sorted(line.split()[1] for line in conf.splitlines() if line.strip().startswith("server 127."))
+    assert servers == ["127.0.0.1:8000", "127.0.0.1:8001", "127.0.0.2:8000", "127.0.0.2:8001"], conf
+    listening = fleet.run_test("ss -Hltn").stdout
+    assert "127.0.0.2:8000" in listening and "127.0.0.2:8001" in listening, listening
+    _serving(host)
+    since = len(host.file(ACCESS_LOG).content_string.splitlines())
+    assert [ask("/v1/completions", COMPLETION)[0] for _try in range(12)] == [200] * 12
+    used = set(_upstreams(host, since))
+    assert {"127.0.0.2:8000", "127.0.0.2:8001"} <= used and used & {"127.0.0.1:8000", "127.0.0.1:8001"}, used
+    # the gateway host's own replicas stopped: the other host answers every request
+    host.run_test("systemctl stop vllm@0.service vllm@1.service")
+    since = len(host.file(ACCESS_LOG).content_string.splitlines())
+    statuses = [ask("/v1/completions", COMPLETION)[0] for _try in range(10)]
+    assert statuses == [200] * 10, statuses
+    assert set(_upstreams(host, since)) == {"127.0.0.2:8000", "127.0.0.2:8001"}
