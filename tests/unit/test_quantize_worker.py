@@ -1,4 +1,6 @@
-"""The quantize worker never replaces or removes a folder it did not write (it exits before any work)."""
+"""The quantize worker never replaces or removes a folder it did not write (it exits before any work); a finished
+output replaces the one in place, which is kept as DEST.previous (one only) or deleted."""
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +81,25 @@ def test_a_second_quantization_into_the_same_output_is_refused(source, tmp_path)
         os.close(fd)
     assert proc.returncode == 1 and "is being written by another quantization" in proc.stderr
     assert (partial / "model.safetensors").read_text() == "being written"
+
+
+def _worker():
+    spec = importlib.util.spec_from_file_location("llmhost_quantize", WORKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_output_it_replaces_is_kept_as_previous_or_deleted(tmp_path, keep):
+    dest, worker = tmp_path / "out", _worker()
+    for name, text in (("out.partial", "new"), ("out", "in place"), ("out.previous", "older")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "stamp").write_text(text)
+    worker.replace(str(dest) + ".partial", str(dest), keep)
+    assert (dest / "stamp").read_text() == "new" and not (tmp_path / "out.partial").exists()
+    if keep:
+        assert (tmp_path / "out.previous" / "stamp").read_text() == "in place"
+    else:
+        assert (tmp_path / "out.previous" / "stamp").read_text() == "older"  # not its to touch without keep
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.previous"]

@@ -16,6 +16,7 @@ import pytest
 
 REV_A, REV_B = "cfadfc797a22451d91044093f8227f9f97c8d57f", "0030871344bfdbc0dd45c2709b02c0395d8e1885"
 MODEL = "/srv/llmhost/models/tiny-qwen"
+AWQ = MODEL + "-awq-w4g128"
 API_KEY = "test-key-of-the-molecule-scenario"
 GATEWAY_KEY = "test-key-of-alice-0123456789"
 GATEWAY_CERT = "/etc/ssl/llmhost-test/gateway.pem"
@@ -72,7 +73,7 @@ def _served_revision(host):
 # After every unmarked check, before the seed quantizer's (order 2): it ends on revision A again. Files in
 # vllm_service's folder that are not its own are not taken for retired replicas (no unit stopped, kept).
 @pytest.mark.changes_the_host(order=1)
-def test_the_model_is_swapped_and_rolled_back_with_no_failed_request(host, playbook, under_load):
+def test_the_model_is_swapped_and_rolled_back_with_no_failed_request(host, playbook, under_load, hub_requests):
     assert _served_revision(host) == {REV_A}
     foreign = {"/etc/llmhost/vllm/7.env": "# mine\nX=1\n", "/etc/llmhost/vllm/notes.env": "Y=2\n"}
     for path, text in foreign.items():
@@ -82,15 +83,23 @@ def test_the_model_is_swapped_and_rolled_back_with_no_failed_request(host, playb
     _assert_rolled(ticks)
     assert _served_revision(host) == {REV_B}
     assert host.file(MODEL + "/generation_config.json").contains("llmhost_test_revision")  # B's bytes in place
+    # A's model and its quantized output are kept beside B's, for the rollback
+    assert host.file(MODEL + ".previous/llmhost-manifest.json").contains(REV_A)
+    assert host.file(AWQ + ".previous/llmhost-quantize.json").exists
     # restarted by the role, one at a time, each start count cleared first; none crashed since (systemd's restarts)
     assert host.run_test("systemctl show -p NRestarts --value vllm@0.service vllm@1.service").stdout.split() == ["0", "0"]
     for path, text in foreign.items():
         assert host.file(path).content_string == text, path
     host.run_test("rm -f %s" % " ".join(foreign))
+    asked = len(hub_requests())
     changed, ticks, out = _swap_under_load(host, playbook, under_load, REV_A)
     assert changed > 0, out[-3000:]
     _assert_rolled(ticks)
     assert _served_revision(host) == {REV_A}
+    # the rollback renamed A's kept folders back: the hub was not asked, nothing was quantized, B is kept instead
+    assert hub_requests()[asked:] == [], hub_requests()[asked:][:5]
+    assert out.count("llmhost.vllm._common : Put the folder kept from before back in place") == 2, out[-4000:]
+    assert host.file(MODEL + ".previous/generation_config.json").contains("llmhost_test_revision")
     # the swap, the rollback and every start before them in this run stayed within systemd's start limit
     assert host.run_test("systemctl is-active vllm@0.service vllm@1.service").stdout.split() == ["active", "active"]
     assert not host.file(MODEL + "/generation_config.json").contains("llmhost_test_revision")

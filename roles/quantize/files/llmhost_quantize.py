@@ -146,6 +146,8 @@ def main():
     ap.add_argument("--seq-len", type=int, default=512)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--stamp", required=True, help="JSON file with what this output is made of")
+    ap.add_argument("--keep-previous", action=argparse.BooleanOptionalAction, default=True,
+                    help="keep the output this one replaces as DEST.previous (else delete it)")
     args = ap.parse_args()
     if args.group_size not in (32, 64, 128, -1):
         sys.exit("group size %d: vLLM's AWQ kernels take 32, 64, 128 or -1 (per channel)" % args.group_size)
@@ -178,14 +180,24 @@ def main():
     os.chmod(tmp, 0o755)
     for fn in os.listdir(tmp):
         os.chmod(os.path.join(tmp, fn), 0o644)
+    replace(tmp, dest, args.keep_previous)
+    log("done: %s" % dest)
+
+
+def replace(tmp, dest, keep_previous):
+    """Rename the verified output into place; the output it replaces becomes DEST.previous or is deleted."""
     old = None
     if os.path.exists(dest):
         old = "%s.old-%d" % (dest, os.getpid())
         os.rename(dest, old)
     os.rename(tmp, dest)
-    if old:
+    if old and keep_previous:
+        previous = dest + ".previous"
+        if os.path.exists(previous):
+            shutil.rmtree(previous)
+        os.rename(old, previous)
+    elif old:
         shutil.rmtree(old)
-    log("done: %s" % dest)
 
 
 if __name__ == "__main__":
