@@ -40,16 +40,16 @@ def _container_only(scenario, host):
         TLS["context"] = ssl.create_default_context(cadata=host.file(CERT).content_string)
 
 
-def ask(path, body=None, key="alice", raw=None, timeout=10):
-    """One request through the gateway: (status, headers, parsed JSON body or text)."""
+def ask(path, body=None, key="alice", raw=None, timeout=10, base=None):
+    """One request through the gateway (over TLS, or at `base`): (status, headers, parsed JSON body or text)."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(URL + path, data=data)
+    req = urllib.request.Request((base or URL) + path, data=data)
     if key:
         req.add_header("Authorization", "Bearer " + KEYS.get(key, key))
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(req, timeout=timeout, context=TLS["context"]) as r:
+        with urllib.request.urlopen(req, timeout=timeout, context=None if base else TLS["context"]) as r:
             status, headers, text = r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as err:
         status, headers, text = err.code, dict(err.headers), err.read().decode()
@@ -122,10 +122,12 @@ def test_a_client_over_its_rate_gets_429_with_retry_after():
     assert ask("/v1/models")[0] == 200
 
 
-def _stream(tokens):
-    """A streamed completion of `tokens` events, sent by hand over TLS so that arrivals can be timed."""
-    sock = TLS["context"].wrap_socket(socket.create_connection(("127.0.0.1", PORT), timeout=10),
-                                      server_hostname="127.0.0.1")
+def _stream(tokens, tls=True):
+    """A streamed completion of `tokens` events, sent by hand (over TLS, or plain HTTP) so that arrivals can be
+    timed."""
+    sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    if tls:
+        sock = TLS["context"].wrap_socket(sock, server_hostname="127.0.0.1")
     body = json.dumps(dict(COMPLETION, max_tokens=tokens, stream=True)).encode()
     sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
                  b"Accept-Encoding: gzip, deflate\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
@@ -221,8 +223,11 @@ def test_keys_stay_out_of_files_and_logs_but_clients_are_named(host):
 # A fleet: a second host, a container of the same image beside llmhost-ctr, converged by the site playbook
 # (vllm_install, model, vllm_service); llmhost-ctr's gateway puts both hosts' replicas in one upstream
 # (gateway_backends_group). The harness's dockerd has no bridge: both containers share the host's network, so
-# the second host's replicas listen on 127.0.0.2 and advertise it (vllm_service_advertise_address). Last of all
-# (order 3): it leaves llmhost-ctr's replicas stopped, and the second host is removed (destroy.yml removes it too).
+# the second host's replicas listen on 127.0.0.2 and advertise it (vllm_service_advertise_address). Here the
+# gateway runs with two defaults the rest of the scenario does not use: plain HTTP (no certificate) and, on the
+# second host, gateway_state auto with no client (no gateway there); and with a cap of one request in flight per
+# replica (gateway_max_conns_per_replica). Last of all (order 3): it leaves llmhost-ctr's replicas stopped, and
+# the second host is removed (destroy.yml removes it too).
 SECOND = "llmhost-ctr2"
 
 
@@ -239,7 +244,7 @@ def fleet(tmp_path_factory, playbook):
     assert run.returncode == 0, run.stderr
     second = {"ansible_connection": "community.docker.docker",
               "ansible_docker_extra_args": "-H=" + os.environ["DOCKER_HOST"],
-              "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2", "gateway_state": "skip"}
+              "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2", "gateway_clients": []}
     inventory = tmp_path_factory.mktemp("fleet") / "fleet.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {
         "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},
@@ -249,11 +254,13 @@ def fleet(tmp_path_factory, playbook):
         for args, path, host_name in (
                 (("--limit", SECOND + ",localhost"), "molecule/_shared/prepare.yml", SECOND),
                 (("--limit", SECOND, "--tags", "vllm_install,model,vllm_service"), "playbooks/site.yml", SECOND),
-                (("--tags", "gateway"), "playbooks/site.yml", "llmhost-ctr")):
+                (("--tags", "gateway", "-e", "gateway_tls_certificate=", "-e", "gateway_tls_key=",
+                  "-e", "gateway_max_conns_per_replica=1"), "playbooks/site.yml", "llmhost-ctr")):
             started = time.monotonic()
             changed, failed, out = playbook(*args, path=path, inventory=[inventory], recap_host=host_name)
             assert not failed and changed, out[-4000:]
             took.append(time.monotonic() - started)
+        assert "gateway: skipped (gateway_state=auto and gateway_clients names no client)" in " ".join(out.split())
         print("second host: prepared in %.0f s, vllm_install, model and vllm_service converged in %.0f s; the gateway "
               "put in front of both hosts in %.0f s" % tuple(took))
         yield testinfra.get_host("docker://" + SECOND)
@@ -273,16 +280,34 @@ def test_a_fleet_gateway_spreads_over_both_hosts_and_survives_one(host, fleet):
     conf = host.file("/etc/nginx/conf.d/llmhost-gateway.conf").content_string
     servers = sorted(line.split()[1] for line in conf.splitlines() if line.strip().startswith("server 127."))
     assert servers == ["127.0.0.1:8000", "127.0.0.1:8001", "127.0.0.2:8000", "127.0.0.2:8001"], conf
+    assert "ssl" not in conf and "max_conns=1" in conf
     listening = fleet.run_test("ss -Hltn").stdout
     assert "127.0.0.2:8000" in listening and "127.0.0.2:8001" in listening, listening
-    _serving(host)
+    assert not fleet.package("nginx").is_installed  # gateway_state auto and no client: no gateway there
+    plain = "http://127.0.0.1:%d" % PORT
+    for _try in range(30):
+        if ask("/health", key=None, base=plain)[0] == 200:
+            break
+        time.sleep(1)
     since = len(host.file(ACCESS_LOG).content_string.splitlines())
-    assert [ask("/v1/completions", COMPLETION)[0] for _try in range(12)] == [200] * 12
+    assert [ask("/v1/completions", COMPLETION, base=plain)[0] for _try in range(12)] == [200] * 12
     used = set(_upstreams(host, since))
     assert {"127.0.0.2:8000", "127.0.0.2:8001"} <= used and used & {"127.0.0.1:8000", "127.0.0.1:8001"}, used
     # the gateway host's own replicas stopped: the other host answers every request
     host.run_test("systemctl stop vllm@0.service vllm@1.service")
     since = len(host.file(ACCESS_LOG).content_string.splitlines())
-    statuses = [ask("/v1/completions", COMPLETION)[0] for _try in range(10)]
+    statuses = [ask("/v1/completions", COMPLETION, base=plain)[0] for _try in range(10)]
     assert statuses == [200] * 10, statuses
     assert set(_upstreams(host, since)) == {"127.0.0.2:8000", "127.0.0.2:8001"}
+    # both replicas left each hold a 10 s stream, one request each at most: the next request is 503, Retry-After
+    streams = [_stream(200, tls=False) for _replica in range(2)]
+    try:
+        for sock in streams:
+            got = b""
+            while b"data: " not in got:  # the socket's timeout (10 s) bounds the wait
+                got += sock.recv(65536)
+        status, headers, body = ask("/v1/completions", COMPLETION, base=plain)
+        assert status == 503 and headers.get("Retry-After") == "5", (status, headers, body)
+    finally:
+        for sock in streams:
+            sock.close()
