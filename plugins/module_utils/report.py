@@ -11,7 +11,7 @@ from __future__ import annotations
 PASS, WARN, FAIL, INFO = "PASS", "WARN", "FAIL", "INFO"
 
 
-def _check(area, item, want, have, status, fix=""):
+def check(area, item, want, have, status, fix=""):
     return {"area": area, "item": item, "want": want, "have": have, "status": status, "fix": fix}
 
 
@@ -20,36 +20,36 @@ def gpu_checks(topo):
     gpus = topo.get("gpus") or []
     drv = topo.get("driver") or {}
     if not gpus:
-        out.append(_check("gpu", "NVIDIA GPUs", ">= 1", "none found", FAIL,
-                          "vLLM needs an NVIDIA GPU; this host can still be tuned, but not serve"))
+        out.append(check("gpu", "NVIDIA GPUs", ">= 1", "none found", FAIL,
+                         "vLLM needs an NVIDIA GPU; this host can still be tuned, but not serve"))
     else:
-        out.append(_check("gpu", "NVIDIA GPUs", ">= 1", ", ".join("%s %s" % (g["index"], g.get("name") or "?") for g in gpus),
-                          PASS))
-        out.append(_check("gpu", "driver loaded", "yes", drv.get("version") or "no",
-                          PASS if drv.get("loaded") else FAIL, "" if drv.get("loaded") else
-                          "install the NVIDIA driver (site.yml, tag nvidia_driver) and reboot"))
-        out.append(_check("gpu", "facts source", "nvml", topo.get("source"), PASS if topo.get("source") == "nvml" else INFO,
-                          "" if topo.get("source") == "nvml" else "install nvidia-ml-py for the target's Python for full facts"))
+        out.append(check("gpu", "NVIDIA GPUs", ">= 1", ", ".join("%s %s" % (g["index"], g.get("name") or "?") for g in gpus),
+                         PASS))
+        out.append(check("gpu", "driver loaded", "yes", drv.get("version") or "no",
+                         PASS if drv.get("loaded") else FAIL, "" if drv.get("loaded") else
+                         "install the NVIDIA driver (site.yml, tag nvidia_driver) and reboot"))
+        out.append(check("gpu", "facts source", "nvml", topo.get("source"), PASS if topo.get("source") == "nvml" else INFO,
+                         "" if topo.get("source") == "nvml" else "install nvidia-ml-py for the target's Python for full facts"))
         for g in gpus:
             p = g.get("pcie") or {}
             if p.get("width_max"):
-                out.append(_check("pcie", "GPU %s link width" % g["index"], "x%s" % p["width_max"], "x%s" % p.get("width_current"),
-                                  WARN if p.get("downgraded") else PASS,
-                                  "reseat the card or move it to a full-width slot (check BIOS lane bifurcation)" if p.get("downgraded") else ""))
+                out.append(check("pcie", "GPU %s link width" % g["index"], "x%s" % p["width_max"], "x%s" % p.get("width_current"),
+                                 WARN if p.get("downgraded") else PASS,
+                                 "reseat the card or move it to a full-width slot (check BIOS lane bifurcation)" if p.get("downgraded") else ""))
     for key, status in sorted((topo.get("p2p") or {}).items()):
         i, j = key.split(",")
-        out.append(_check("p2p", "GPU %s <-> GPU %s peer-to-peer" % (i, j), "OK", status, PASS if status == "OK" else WARN,
-                          "" if status == "OK" else "the serving plan sets NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce "
-                          "for tensor parallelism, or serves one replica per GPU"))
+        out.append(check("p2p", "GPU %s <-> GPU %s peer-to-peer" % (i, j), "OK", status, PASS if status == "OK" else WARN,
+                         "" if status == "OK" else "the serving plan sets NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce "
+                         "for tensor parallelism, or serves one replica per GPU"))
     for key, code in sorted((topo.get("links") or {}).items()):
         i, j = key.split(",")
-        out.append(_check("links", "GPU %s <-> GPU %s link" % (i, j), "", code, INFO))
+        out.append(check("links", "GPU %s <-> GPU %s link" % (i, j), "", code, INFO))
     nodes = sorted(set(g["numa_node"] for g in gpus if g.get("numa_node") is not None))
     if len(nodes) > 1:
-        out.append(_check("numa", "GPU NUMA nodes", "bind per GPU", ", ".join(str(n) for n in nodes), WARN,
-                          "the serving plan binds each vLLM process to its GPU's node"))
+        out.append(check("numa", "GPU NUMA nodes", "bind per GPU", ", ".join(str(n) for n in nodes), WARN,
+                         "the serving plan binds each vLLM process to its GPU's node"))
     for e in topo.get("errors") or []:
-        out.append(_check("gpu", "problem", "none", e, FAIL, "see the message; most need a reboot or a driver reinstall"))
+        out.append(check("gpu", "problem", "none", e, FAIL, "see the message; most need a reboot or a driver reinstall"))
     return out
 
 
@@ -59,43 +59,43 @@ def tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wan
         want = " ".join(str(wanted_sysctl[key]).split())
         have = (live_sysctl or {}).get(key)
         have = " ".join(have.split()) if isinstance(have, str) else have
-        out.append(_check("sysctl", key, want, have if have is not None else "absent", PASS if have == want else WARN,
-                          "" if have == want else "site.yml --tags system_tuning"))
+        out.append(check("sysctl", key, want, have if have is not None else "absent", PASS if have == want else WARN,
+                         "" if have == want else "site.yml --tags system_tuning"))
     params = (cmdline or "").split()
     for p in wanted_cmdline or []:
         ok = p in params
-        out.append(_check("cmdline", p, "on the kernel command line", "present" if ok else "absent", PASS if ok else WARN,
-                          "" if ok else "site.yml --tags system_tuning, then reboot (system_tuning_reboot_ok=true lets it reboot)"))
+        out.append(check("cmdline", p, "on the kernel command line", "present" if ok else "absent", PASS if ok else WARN,
+                         "" if ok else "site.yml --tags system_tuning, then reboot (system_tuning_reboot_ok=true lets it reboot)"))
     wanted_cpu = wanted_cpu or {}
     thp = ((numa or {}).get("thp") or {}).get("enabled")
     want_thp = wanted_cpu.get("thp") or next(
         (p.split("=", 1)[1] for p in (wanted_cmdline or []) if p.startswith("transparent_hugepage=")), None)
     if want_thp:
-        out.append(_check("thp", "transparent huge pages", want_thp, thp or "unknown", PASS if thp == want_thp else WARN,
-                          "" if thp == want_thp else "site.yml --tags system_tuning (sets it live, no reboot needed; "
-                          "the boot parameter keeps it across reboots)"))
+        out.append(check("thp", "transparent huge pages", want_thp, thp or "unknown", PASS if thp == want_thp else WARN,
+                         "" if thp == want_thp else "site.yml --tags system_tuning (sets it live, no reboot needed; "
+                         "the boot parameter keeps it across reboots)"))
     govs = ((numa or {}).get("cpufreq") or {}).get("governors") or {}
     want_gov = wanted_cpu.get("governor")
     have_gov = ", ".join("%s (%s)" % kv for kv in sorted(govs.items())) or "not exposed (VM or firmware-controlled)"
     if want_gov and govs:
         ok = list(govs) == [want_gov]
-        out.append(_check("cpu", "frequency governor", want_gov, have_gov, PASS if ok else WARN,
-                          "" if ok else "site.yml --tags system_tuning (persisted by llmhost-cpu-policy.service)"))
+        out.append(check("cpu", "frequency governor", want_gov, have_gov, PASS if ok else WARN,
+                         "" if ok else "site.yml --tags system_tuning (persisted by llmhost-cpu-policy.service)"))
     else:
-        out.append(_check("cpu", "frequency governor", want_gov or "left alone", have_gov, INFO))
+        out.append(check("cpu", "frequency governor", want_gov or "left alone", have_gov, INFO))
     want_prof = wanted_cpu.get("platform_profile")
     prof = (numa or {}).get("platform_profile")
     if want_prof:
         if prof is None:
-            out.append(_check("cpu", "ACPI platform profile", want_prof, "not offered by this firmware", INFO))
+            out.append(check("cpu", "ACPI platform profile", want_prof, "not offered by this firmware", INFO))
         else:
             ok = prof.get("current") == want_prof
-            out.append(_check("cpu", "ACPI platform profile", want_prof, prof.get("current"), PASS if ok else WARN,
-                              "" if ok else "site.yml --tags system_tuning"))
+            out.append(check("cpu", "ACPI platform profile", want_prof, prof.get("current"), PASS if ok else WARN,
+                             "" if ok else "site.yml --tags system_tuning"))
     if (numa or {}).get("node_count", 0) > 1:
         nb = (numa or {}).get("numa_balancing")
-        out.append(_check("numa", "kernel.numa_balancing", "0", nb, PASS if nb == 0 else WARN,
-                          "" if nb == 0 else "site.yml --tags system_tuning"))
+        out.append(check("numa", "kernel.numa_balancing", "0", nb, PASS if nb == 0 else WARN,
+                         "" if nb == 0 else "site.yml --tags system_tuning"))
     return out
 
 
@@ -130,31 +130,31 @@ def profile_checks(profile, system, topo, python=None):
     name = profile.get("name")
     dist, version = system.get("distribution"), system.get("distribution_version")
     ok = _os_supported(profile, system)
-    out.append(dict(_check("profile", "OS release", "; ".join("%s %s" % (d, "/".join(v)) for d, v in (profile.get("os") or {}).items()),
-                           "%s %s" % (dist, version), PASS if ok else FAIL,
-                           "" if ok else "profile %s does not support this OS: use one it lists%s" % (
-                               name, "" if name == "current" else ", or llmhost_stack=current")),
+    out.append(dict(check("profile", "OS release", "; ".join("%s %s" % (d, "/".join(v)) for d, v in (profile.get("os") or {}).items()),
+                          "%s %s" % (dist, version), PASS if ok else FAIL,
+                          "" if ok else "profile %s does not support this OS: use one it lists%s" % (
+                              name, "" if name == "current" else ", or llmhost_stack=current")),
                     blocking=not ok))
     kernel = ((profile.get("kernel") or {}).get(dist) or {}).get("release")
     if kernel:
         ok = system.get("kernel") == kernel
-        out.append(_check("profile", "running kernel", kernel, system.get("kernel"), PASS if ok else WARN,
-                          "" if ok else "site.yml --tags kernel, then reboot (kernel_reboot_ok=true lets it reboot)"))
+        out.append(check("profile", "running kernel", kernel, system.get("kernel"), PASS if ok else WARN,
+                         "" if ok else "site.yml --tags kernel, then reboot (kernel_reboot_ok=true lets it reboot)"))
     drv = profile.get("nvidia_driver") or {}
     have = (topo.get("driver") or {})
     if drv.get("version"):
         if have.get("version"):
             ok = have["version"] == drv["version"]
-            out.append(_check("profile", "NVIDIA driver", drv["version"], have["version"], PASS if ok else WARN,
-                              "" if ok else "site.yml --tags nvidia_driver (nvidia_driver_replace=true to replace an installed one)"))
+            out.append(check("profile", "NVIDIA driver", drv["version"], have["version"], PASS if ok else WARN,
+                             "" if ok else "site.yml --tags nvidia_driver (nvidia_driver_replace=true to replace an installed one)"))
         else:
-            out.append(_check("profile", "NVIDIA driver", drv["version"], "not loaded", WARN, "site.yml --tags nvidia_driver"))
+            out.append(check("profile", "NVIDIA driver", drv["version"], "not loaded", WARN, "site.yml --tags nvidia_driver"))
     need_cuda = (profile.get("vllm") or {}).get("cuda")
     if need_cuda and have.get("cuda_version"):
         ok = _ver(have["cuda_version"]) >= _ver(need_cuda)
-        out.append(dict(_check("profile", "driver CUDA version", ">= %s (vLLM %s wheels)" % (need_cuda, profile["vllm"].get("version")),
-                               have["cuda_version"], PASS if ok else FAIL,
-                               "" if ok else "the loaded driver is too old for this profile's CUDA; install the profile's driver"),
+        out.append(dict(check("profile", "driver CUDA version", ">= %s (vLLM %s wheels)" % (need_cuda, profile["vllm"].get("version")),
+                              have["cuda_version"], PASS if ok else FAIL,
+                              "" if ok else "the loaded driver is too old for this profile's CUDA; install the profile's driver"),
                         blocking=not ok))
     lo, hi = _ver(drv.get("compute_capability_min")), _ver(drv.get("compute_capability_max"))
     for g in topo.get("gpus") or []:
@@ -162,20 +162,20 @@ def profile_checks(profile, system, topo, python=None):
         if not cc or not lo or not hi:
             continue
         ok = lo <= cc <= hi
-        out.append(dict(_check("profile", "GPU %s arch sm_%s" % (g["index"], g["compute_capability"].replace(".", "")),
-                               "driver R%s supports %s-%s" % (drv.get("branch"), drv["compute_capability_min"], drv["compute_capability_max"]),
-                               g["compute_capability"], PASS if ok else FAIL,
-                               "" if ok else "this GPU needs a newer driver branch: llmhost_stack=current"), blocking=not ok))
+        out.append(dict(check("profile", "GPU %s arch sm_%s" % (g["index"], g["compute_capability"].replace(".", "")),
+                              "driver R%s supports %s-%s" % (drv.get("branch"), drv["compute_capability_min"], drv["compute_capability_max"]),
+                              g["compute_capability"], PASS if ok else FAIL,
+                              "" if ok else "this GPU needs a newer driver branch: llmhost_stack=current"), blocking=not ok))
     # The venvs' Python as the profile role settled it for this distribution (llmhost_stack_python)
     python = python or {"version": (profile.get("python") or {}).get("version"),
                         "package": (profile.get("python") or {}).get("package")}
     py = python.get("version")
     if py:
         ok = py in (system.get("pythons") or [])
-        out.append(_check("profile", "Python for the venvs", py, ", ".join(system.get("pythons") or []) or "none",
-                          PASS if ok else WARN, "" if ok else _python_fix(profile, system, python)))
+        out.append(check("profile", "Python for the venvs", py, ", ".join(system.get("pythons") or []) or "none",
+                         PASS if ok else WARN, "" if ok else _python_fix(profile, system, python)))
     for w in profile.get("warnings") or []:
-        out.append(_check("profile", "profile %s" % name, "", w, WARN, "llmhost_stack=current"))
+        out.append(check("profile", "profile %s" % name, "", w, WARN, "llmhost_stack=current"))
     return out
 
 
@@ -188,6 +188,16 @@ def summary(checks):
 
 def _cell(v):
     return str(v if v is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def check_table(checks):
+    """The counts line and the checks as a Markdown table (the host report's and the doctor's)."""
+    counts = summary(checks)
+    lines = ["Checks: %d PASS, %d WARN, %d FAIL, %d INFO." % (counts[PASS], counts[WARN], counts[FAIL], counts[INFO]),
+             "", "| status | area | item | want | have | fix |", "|---|---|---|---|---|---|"]
+    for c in checks:
+        lines.append("| %s |" % " | ".join(_cell(c[k]) for k in ("status", "area", "item", "want", "have", "fix")))
+    return lines
 
 
 def markdown(host, system, topo, numa, checks):
@@ -213,11 +223,7 @@ def markdown(host, system, topo, numa, checks):
         lines.append("")
     else:
         lines += ["No NVIDIA GPU found on this host.", ""]
-    counts = summary(checks)
-    lines.append("Checks: %d PASS, %d WARN, %d FAIL, %d INFO." % (counts[PASS], counts[WARN], counts[FAIL], counts[INFO]))
-    lines += ["", "| status | area | item | want | have | fix |", "|---|---|---|---|---|---|"]
-    for c in checks:
-        lines.append("| %s |" % " | ".join(_cell(c[k]) for k in ("status", "area", "item", "want", "have", "fix")))
+    lines += check_table(checks)
     notes = (topo.get("warnings") or []) + (numa or {}).get("warnings", [])
     if notes:
         lines += ["", "Notes:"] + ["- %s" % n for n in notes]

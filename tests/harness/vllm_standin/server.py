@@ -263,6 +263,9 @@ def main(argv=None):
         print("ERROR stand-in: start-up work failed: %s: %s" % (type(exc).__name__, exc), flush=True)
         return 3
     time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
+    # the line vLLM prints once it has sized its KV cache (the doctor reads it); the number is the stand-in's
+    print("INFO stand-in: GPU KV cache size: {:,} tokens".format(int(os.environ.get("VLLM_STANDIN_KV_TOKENS", "65536"))),
+          flush=True)
     server = ThreadingHTTPServer((ARGS.host or "0.0.0.0", int(ARGS.port or 8000)), Handler)
     server.daemon_threads = True
     timeout = float(getattr(ARGS, "shutdown_timeout", None) or 0)

@@ -1,0 +1,80 @@
+"""playbooks/doctor.yml on the converged container host, in --check: it changes nothing, and its report reads the
+running host. The replicas are the labelled vLLM stand-in (no GPU here), which prints vLLM's KV cache line with a
+number of its own; one held package is unheld for the run and must be reported. Container scenario only."""
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+KV_TOKENS = 65536  # what the stand-in prints unless VLLM_STANDIN_KV_TOKENS says otherwise
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the doctor is tested in the container scenario")
+
+
+@pytest.fixture(scope="module")
+def doctor(host, playbook):
+    """The doctor's report, with one package the collection holds unheld during the run."""
+    # a module's fixture is made before the function-scoped skip above: it skips itself
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        pytest.skip("the doctor is tested in the container scenario")
+    blacklists = host.run_test("grep -l 'llmhost.vllm' /etc/apt/apt.conf.d/* | xargs cat").stdout
+    held = set(host.run_test("apt-mark showhold").stdout.split())
+    recorded = [n for line in re.findall(r"^// Held with dpkg:(.*)$", blacklists, re.M) for n in line.split()]
+    assert recorded and set(recorded) <= held, (recorded, held)
+    unheld = sorted(recorded)[0]
+    out_dir = Path(tempfile.mkdtemp(prefix="llmhost-doctor-"))
+    host.run_test("apt-mark unhold %s", unheld)
+    try:
+        changed, failed, out = playbook("--check", "-e", "doctor_dir=%s" % out_dir, path="playbooks/doctor.yml")
+    finally:
+        host.run_test("apt-mark hold %s", unheld)
+    # what changed is the report written on the controller (delegated), nothing on the host
+    assert not failed and changed <= 2, out[-4000:]
+    assert "changed: [llmhost-ctr]" not in out and "changed: [llmhost-ctr -> localhost]" in out, out[-4000:]
+    report = json.loads((out_dir / "doctor-llmhost-ctr.json").read_text())
+    assert (out_dir / "doctor-llmhost-ctr.md").read_text().startswith("# llmhost.vllm doctor: llmhost-ctr")
+    return report, unheld
+
+
+def _by(report, area):
+    return {c["item"]: c for c in report["checks"] if c["area"] == area}
+
+
+def test_the_doctor_reads_the_replicas_units_and_their_kv_cache(doctor):
+    report, _unheld = doctor
+    units = _by(report, "service")
+    assert set(units) == {"vllm@0.service", "vllm@1.service"}, units
+    assert all(c["status"] == "PASS" and c["have"].startswith("active, 0 restart(s)") for c in units.values()), units
+    kv = _by(report, "kv")
+    assert set(kv) == {"replica 0 KV cache", "replica 1 KV cache"}
+    for check in kv.values():
+        assert check["have"].startswith("%d tokens" % KV_TOKENS), check
+        estimate = int(re.match(r">= (\d+) tokens", check["want"]).group(1))
+        assert check["status"] == ("PASS" if KV_TOKENS >= 0.9 * estimate else "WARN"), check
+
+
+def test_the_doctor_names_a_package_no_longer_held(doctor):
+    report, unheld = doctor
+    packages = _by(report, "packages")
+    failed = [c for c in packages.values() if c["status"] == "FAIL"]
+    assert [c["item"].split()[0] for c in failed] == [unheld], packages
+    assert any(c["status"] == "PASS" for c in packages.values()), packages
+
+
+def test_the_doctor_checks_the_gateway_disk_and_driver(doctor):
+    report, _unheld = doctor
+    assert [c["status"] for c in _by(report, "api").values()] == ["PASS"]
+    disks = _by(report, "disk")
+    assert disks and all(c["status"] in ("PASS", "WARN") for c in disks.values()), disks
+    driver = _by(report, "driver")
+    assert [(c["item"], c["status"], c["have"]) for c in driver.values()] == [("kernel module", "FAIL", "not loaded")]
+    # the container's journal is not the kernel's: the Xid check says it could not read it
+    assert [c["status"] for c in _by(report, "xid").values()] == ["INFO"]
+    assert report["checks"][0]["area"] != "driver"  # the host report's checks come first

@@ -1,0 +1,139 @@
+"""doctor: the checks on a running host, over real captures: the H200 hosts' /proc/driver/nvidia/version and
+nvidia-smi output, real vLLM 0.25.0 start-up logs from a lent H200, and errors users posted (read from ../shared)."""
+import re
+from pathlib import Path
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import doctor
+
+DEVICE = Path(__file__).resolve().parents[3] / "fixtures" / "hosts" / "h200x1-device"
+# Xid lines as drivers print them (the same public threads test_gpu_metrics.py quotes)
+XIDS = [
+    "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception",
+    "[Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008",
+    "kernel: NVRM: Xid (PCI:0000:00:07): 79, pid=1818990, name=python3, GPU has fallen off the bus.",
+]
+PLAN = {"max_model_len": 8192, "max_num_seqs": 256, "estimates": {"kv_tokens_per_replica": 780000}}
+
+
+def _library_version(capture):
+    return re.search(r"<driver_version>([^<]+)<", capture.cmd("nvidia-smi-q.xml")).group(1)
+
+
+def test_the_kernel_module_and_the_library_agree_on_both_hosts(capture):
+    proc = (Path(capture.root) / "proc" / "driver" / "nvidia" / "version").read_text()
+    assert doctor.kernel_module_version(proc) == "580.159.04"
+    [got] = doctor.driver_checks(proc, _library_version(capture))
+    assert got["status"] == "PASS" and got["have"] == "580.159.04"
+
+
+def test_a_library_of_another_version_fails_with_the_fix(capture, shared):
+    proc = (Path(capture.root) / "proc" / "driver" / "nvidia" / "version").read_text()
+    said = (shared / "errors" / "nvml-mismatch-with-library-version-intel-llvm-17614.txt").read_text()
+    [got] = doctor.driver_checks(proc, None, said)
+    assert got["status"] == "FAIL" and "reboot" in got["fix"]
+    [got] = doctor.driver_checks(proc, "580.126.09")
+    assert got["status"] == "FAIL" and got["want"] == "580.159.04" and got["have"] == "580.126.09"
+
+
+def test_no_module_loaded_fails():
+    [got] = doctor.driver_checks("", None, "NVIDIA-SMI has failed because it couldn't communicate with the driver")
+    assert (got["item"], got["status"]) == ("kernel module", "FAIL")
+
+
+def test_xid_lines_are_counted_per_gpu_and_judged(capture):
+    gpus = [{"index": 0, "pci_bus_id": "00000000:CB:00.0"}]
+    got = {c["item"]: c for c in doctor.xid_checks(XIDS, gpus)}
+    assert got["GPU 0 Xid 13"]["status"] == "WARN"  # an application's fault
+    assert got["GPU 0 Xid 109"]["status"] == "FAIL"
+    assert got["GPU 0000:00:07.0 Xid 79"]["status"] == "FAIL" and got["GPU 0000:00:07.0 Xid 79"]["have"] == "1 line(s)"
+
+
+def test_a_kernel_log_without_xid_passes(shared):
+    lines = (shared / "errors" / "dmesg-fallen-off-bus-nvsentinel-155.txt").read_text().splitlines()
+    assert [c["status"] for c in doctor.xid_checks(lines, [])] == ["PASS"]
+
+
+def test_the_kv_cache_of_a_real_start_is_set_against_the_plan():
+    log = (DEVICE / "sandbox-proof" / "serve.log").read_text()  # vLLM 0.25.0: "GPU KV cache size: 801,136 tokens"
+    [got] = doctor.kv_cache_checks(0, log, PLAN)
+    assert got["status"] == "PASS" and got["have"].startswith("801136 tokens (97.8 sequences of the full 8192)")
+    [got] = doctor.kv_cache_checks(0, log, dict(PLAN, estimates={"kv_tokens_per_replica": 1000000}))
+    assert got["status"] == "WARN" and "vllm_service_max_num_seqs" in got["fix"]
+
+
+def test_a_v0_engine_log_counts_blocks_and_a_log_without_the_line_says_so():
+    v0 = "INFO 10-17 12:00:00 gpu_executor.py:122] # GPU blocks: 50000, # CPU blocks: 4096\n"
+    [got] = doctor.kv_cache_checks(1, v0, PLAN)
+    assert got["have"].startswith("800000 tokens") and got["status"] == "PASS"
+    [got] = doctor.kv_cache_checks(1, "INFO started\n", PLAN)
+    assert got["status"] == "INFO"
+
+
+def test_units_restarted_or_down_are_named_with_their_last_result():
+    units = [{"Id": "vllm@0.service", "ActiveState": "active", "Result": "success", "NRestarts": "0"},
+             {"Id": "vllm@1.service", "ActiveState": "active", "Result": "oom-kill", "NRestarts": "2"},
+             {"Id": "vllm@2.service", "ActiveState": "failed", "Result": "exit-code", "NRestarts": "5",
+              "ExecMainStatus": "2"}]
+    got = doctor.unit_checks(units)
+    assert [c["status"] for c in got] == ["PASS", "WARN", "FAIL"]
+    assert "killed for memory (OOM)" in got[1]["fix"] and "(exit status 2)" in got[2]["have"]
+
+
+def test_free_space_per_volume_once_each():
+    lines = ["Mounted on Avail", "/srv 3221225472", "/ 107374182400", "/srv 3221225472"]
+    got = doctor.disk_checks(lines, 5)
+    assert [(c["item"], c["status"]) for c in got] == [("free space on /srv", "WARN"), ("free space on /", "PASS")]
+
+
+def test_every_package_the_collection_holds_must_still_be_held_and_listed():
+    selections = ["nvidia-driver-535\thold", "libcudnn9.1\thold", "cuda-toolkit-12-1\tinstall", "libcuda1\tinstall"]
+    blacklist = ('// Held with dpkg: nvidia-driver-535 libcudnn9.1 cuda-toolkit-12-1 nvidia-kernel-common-535\n'
+                 'Unattended-Upgrade::Package-Blacklist {\n    "^(lib)?nvidia-";\n    "^libcudnn9[.]1$";\n'
+                 '    "^cuda-toolkit-12-1$";\n    "^libcuda1$";\n};\n')
+    got = {c["item"].split()[0]: (c["status"], c["have"])
+           for c in doctor.hold_checks(selections, {"/etc/apt/x": blacklist})}
+    assert got == {"nvidia-driver-535": ("PASS", "held, kept"), "libcudnn9.1": ("PASS", "held, kept"),
+                   "cuda-toolkit-12-1": ("FAIL", "not held, kept"),
+                   "nvidia-kernel-common-535": ("FAIL", "not held, kept")}
+    edited = blacklist.replace('    "^libcudnn9[.]1$";\n', "")
+    assert doctor.hold_checks(selections, {"/etc/apt/x": edited})[1]["have"] == "held, not in the blacklist"
+    assert [c["status"] for c in doctor.hold_checks(selections, {})] == ["INFO"]
+
+
+def test_clock_reasons_that_slow_a_gpu_down(capture):
+    gpus = [{"index": 0, "event_reasons": {"active": ["gpu_idle"]}},
+            {"index": 1, "event_reasons": {"active": ["sw_power_cap"]}},
+            {"index": 2, "event_reasons": {"active": ["sw_power_cap", "hw_thermal_slowdown"]}}]
+    assert [c["status"] for c in doctor.clock_checks(gpus)] == ["PASS", "INFO", "FAIL"]
+
+
+def test_a_link_generation_below_its_maximum_counts_while_busy(capture):
+    gen = {"gen_current": 1, "gen_max": 5, "width_current": 16, "width_max": 16}
+    topo = [{"index": i, "pcie": dict(gen, gen_current=now)} for i, now in enumerate((5, 1, 1, 1))]
+    clocks = [{"index": 0, "pstate": "P0"}, {"index": 1, "pstate": "P8"}, {"index": 2, "pstate": "P0"}]
+    got = doctor.pcie_checks(topo, clocks)
+    assert [c["status"] for c in got] == ["PASS", "INFO", "WARN", "INFO"]
+    assert got[3]["have"] == "gen1 (state unknown)"
+
+
+def test_the_whole_report_from_evidence(capture):
+    proc = (Path(capture.root) / "proc" / "driver" / "nvidia" / "version").read_text()
+    evidence = {"host_checks": [{"area": "os", "item": "x", "want": "", "have": "", "status": "PASS", "fix": ""}],
+                "proc_version": proc, "library_version": _library_version(capture), "kernel_log": XIDS[2:],
+                "gpus": [], "clock_gpus": [], "plan": PLAN, "min_free_gib": 5,
+                "replicas": [{"index": 0, "unit": "Id=vllm@0.service\nActiveState=active\nResult=success\nNRestarts=0\n",
+                              "log": (DEVICE / "sandbox-proof" / "serve.log").read_text()}],
+                "selections": [], "blacklists": {}, "df": ["/ 107374182400"],
+                "gateway": {"url": "https://127.0.0.1:8080/health", "status": 502}}
+    got = doctor.build("gpu-1", evidence)
+    areas = [(c["area"], c["status"]) for c in got["checks"]]
+    assert areas == [("os", "PASS"), ("driver", "PASS"), ("xid", "FAIL"), ("service", "PASS"), ("kv", "PASS"),
+                     ("packages", "INFO"), ("disk", "PASS"), ("api", "FAIL")]
+    assert got["summary"] == {"PASS": 5, "WARN": 0, "FAIL": 2, "INFO": 1}
+
+
+def test_the_report_counts_and_renders():
+    checks = doctor.disk_checks(["/ 107374182400"], 5) + doctor.driver_checks("", None)
+    out = doctor.report("gpu-1", checks)
+    assert out["summary"]["FAIL"] == 1 and out["summary"]["PASS"] == 1
+    assert out["markdown"].startswith("# llmhost.vllm doctor: gpu-1") and "| FAIL | driver |" in out["markdown"]
