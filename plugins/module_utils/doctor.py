@@ -172,9 +172,11 @@ def clock_checks(clock_gpus):
 
 
 def pcie_checks(topo_gpus, clock_gpus):
-    """Each GPU's PCIe generation against its maximum while it is busy (performance state P0): idle GPUs lower it
-    to save power. (Fewer lanes than the maximum is the host report's check.)"""
-    busy = {g.get("index"): g.get("pstate") == "P0" for g in clock_gpus or []}
+    """Each GPU's PCIe generation against its maximum while it is busy (performance state P0 and no gpu_idle clock
+    event reason: an H200 stays in P0 when idle): idle GPUs lower it to save power. (Fewer lanes than the maximum is
+    the host report's check.)"""
+    busy = {g.get("index"): g.get("pstate") == "P0"
+            and "gpu_idle" not in ((g.get("event_reasons") or {}).get("active") or []) for g in clock_gpus or []}
     out = []
     for g in topo_gpus or []:
         p = g.get("pcie") or {}

@@ -114,6 +114,9 @@ def test_a_link_generation_below_its_maximum_counts_while_busy(capture):
     got = doctor.pcie_checks(topo, clocks)
     assert [c["status"] for c in got] == ["PASS", "INFO", "WARN", "INFO"]
     assert got[3]["have"] == "gen1 (state unknown)"
+    # a lent H200 at rest: P0, but NVML's gpu_idle reason is active (seen on 2026-12-04)
+    idle = [{"index": 2, "pstate": "P0", "event_reasons": {"active": ["gpu_idle"]}}]
+    assert doctor.pcie_checks(topo[2:3], idle)[0]["status"] == "INFO"
 
 
 def test_the_whole_report_from_evidence(capture):
