@@ -113,17 +113,23 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, model, n):
-        """Server-sent events as vLLM sends them: one chunk per token (here a fixed word every
-        VLLM_STANDIN_TOKEN_SECONDS), HTTP/1.1 chunked, ending with `data: [DONE]`."""
+    def _stream(self, model, n, usage=None):
+        """Server-sent events as vLLM sends them: one chunk per token (here a word of the model's own
+        vocabulary every VLLM_STANDIN_TOKEN_SECONDS, so that a client's tokenizer counts one token each),
+        HTTP/1.1 chunked, then the usage chunk when the request asked for it (stream_options.include_usage),
+        ending with `data: [DONE]`."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         pause = float(os.environ.get("VLLM_STANDIN_TOKEN_SECONDS", "0.05"))
         events = [{"id": "cmpl-standin", "object": "text_completion", "model": model,
-                   "choices": [{"index": 0, "text": "tok%d " % i, "finish_reason": None if i < n - 1 else "length"}]}
+                   "choices": [{"index": 0, "text": WORDS[i % len(WORDS)] + " ",
+                                "finish_reason": None if i < n - 1 else "length"}]}
                   for i in range(n)]
+        if usage is not None:
+            events.append({"id": "cmpl-standin", "object": "text_completion", "model": model, "choices": [],
+                           "usage": dict(usage, total_tokens=usage["prompt_tokens"] + usage["completion_tokens"])})
         try:
             sent = 0
             for data in [json.dumps(e) for e in events] + ["[DONE]"]:
@@ -182,7 +188,9 @@ class Handler(BaseHTTPRequestHandler):
                 State.counters["request_success"] += 1
             text = "stand-in completion"
             if body.get("stream"):
-                return self._stream(body["model"], n)
+                wants_usage = (body.get("stream_options") or {}).get("include_usage")
+                usage = {"prompt_tokens": len(str(body.get("prompt", "")).split()), "completion_tokens": n}
+                return self._stream(body["model"], n, usage if wants_usage else None)
             self._send(200, {"id": "cmpl-standin", "object": "text_completion", "model": body["model"],
                              "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
                              "usage": {"completion_tokens": n}})
@@ -251,6 +259,7 @@ def main(argv=None):
         print("stand-in: no config.json in %s" % ARGS.model_tag, file=sys.stderr)
         return 1
     SERVED = ARGS.served_model_name or [ARGS.model_tag]
+    WORDS[:] = vocabulary_words(ARGS.model_tag)
     with open(os.path.join(HERE, "metric-names.txt")) as f:
         METRICS = [line.strip() for line in f if line.strip().startswith("vllm:")]
     cache = os.environ.get("VLLM_CACHE_ROOT")
@@ -288,7 +297,20 @@ def main(argv=None):
     return 0
 
 
+def vocabulary_words(model_dir, count=64):
+    """Words of the model's word-level vocabulary (tokenizer.json), so that a client that counts tokens
+    with the model's tokenizer counts one per streamed word; "tok" where there is none."""
+    try:
+        with open(os.path.join(model_dir, "tokenizer.json")) as f:
+            vocab = json.load(f)["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["tok"]
+    words = [w for w, _i in sorted(vocab.items(), key=lambda kv: kv[1]) if w.isalnum()][:count]
+    return words or ["tok"]
+
+
 ARGS = SERVED = METRICS = None
+WORDS = ["tok"]
 
 if __name__ == "__main__":
     sys.exit(main())
