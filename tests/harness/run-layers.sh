@@ -34,7 +34,7 @@ declare -A CMD=(
 # 301 s, sanity 63 s, lint 69 s. Unit runs last in lane B, niced, beside the container's verify: alone on the
 # same machine it takes 167 s, so its budget leaves room for that contention and no more.
 declare -A BUDGET=(
-  [setup]=180 [lint]=120 [sanity]=240 [unit]=360 [molecule-container]=2100 [molecule-vm]=1600
+  [setup]=180 [lint]=120 [sanity]=240 [unit]=360 [molecule-container]=2250 [molecule-vm]=1600
 )
 TOTAL_BUDGET=${LLMHOST_BUDGET_total:-2250}
 for layer in "${!BUDGET[@]}"; do

@@ -145,6 +145,11 @@ CASES = [
     # the last replica's port, known once the plan has its replicas (two here)
     ("vllm_service", dict(SERVE, vllm_service_base_port=65535),
      "vllm_service_base_port=65535 with 2 replica(s) puts the last one on port 65536"),
+    ("benchmark", {"benchmark_client": "guidellm"}, "value of benchmark_client must be one of: , vllm, script, got: guidellm"),
+    ("benchmark", {"benchmark_phases": [{"name": "mixed", "input_len": [2048, 512], "output_len": 512, "concurrency": 0,
+                                         "requests": 8}]},
+     "benchmark_phases[0] (mixed): concurrency must be whole numbers of 1 or more; benchmark_phases[0] (mixed): input_len"),
+    ("benchmark", {"benchmark_compare": "/nonexistent/run"}, "benchmark_compare: /nonexistent/run holds no summary.json"),
 ]
 
 

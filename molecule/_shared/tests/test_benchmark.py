@@ -1,0 +1,140 @@
+"""playbooks/benchmark.yml on the converged container host, through the real nginx gateway (TLS) to the labelled vLLM
+stand-in replicas (no GPU here; their figures are the stand-in's). The load generator is the `script` client: the
+real benchmarks/benchmark_serving.py of vLLM 0.6.4.post1, unpacked from the real source archive (the harness's copy,
+sha256-checked) into the role's real venv. The `current` profile's default client, `vllm bench serve`, is refused
+here with its reason (the stand-in vLLM has none); it ran on a lent H200 instead. Container scenario only."""
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+PHASES = [
+    {"name": "prefill", "input_len": 64, "output_len": 1, "concurrency": 1, "requests": 4},
+    {"name": "decode_c4", "input_len": 8, "output_len": 16, "concurrency": 4, "requests": 8},
+    {"name": "mixed_c16", "input_len": [16, 64], "output_len": 8, "concurrency": 16, "requests": 32},
+]
+ACCESS_LOG = "/var/log/nginx/llmhost-gateway.access.log"
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the benchmark is tested in the container scenario")
+
+
+def _vars(tmp, **more):
+    path = tmp / ("vars-%d.yml" % len(list(tmp.glob("vars-*.yml"))))
+    path.write_text(yaml.safe_dump(dict({"benchmark_phases": PHASES}, **more)))
+    return "@%s" % path
+
+
+def _run_dirs(reports):
+    return sorted((reports / "bench" / "llmhost-ctr").glob("*")) if (reports / "bench").exists() else []
+
+
+@pytest.fixture(scope="module")
+def runs(host, playbook):
+    """A run with the script client, then a second one compared with the first; the gateway's log lines between."""
+    # a module's fixture is made before the function-scoped skip above: it skips itself
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        pytest.skip("the benchmark is tested in the container scenario")
+    tmp = Path(tempfile.mkdtemp(prefix="llmhost-bench-"))
+    reports = tmp / "reports"
+    os.environ["LLMHOST_REPORT_DIR"] = str(reports)
+    try:
+        before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+        changed, failed, out = playbook("-e", _vars(tmp, benchmark_client="script"), path="playbooks/benchmark.yml")
+        assert not failed, out[-5000:]
+        after = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+        first = _run_dirs(reports)
+        assert len(first) == 1, out[-3000:]
+        # the second run measures one phase only: the report compares the phases both runs have
+        changed2, failed2, out2 = playbook("-e", _vars(tmp, benchmark_client="script", benchmark_phases=PHASES[:1]),
+                                           "-e", "compare=%s" % first[0],
+                                           "-e", "label=second", path="playbooks/benchmark.yml")
+        assert not failed2, out2[-5000:]
+    finally:
+        del os.environ["LLMHOST_REPORT_DIR"]
+    return {"dirs": _run_dirs(reports), "requests": after - before, "out": out, "changed": (changed, changed2), "tmp": tmp}
+
+
+def test_a_run_comes_back_with_raw_results_report_charts_plan_and_profile(runs):
+    run = runs["dirs"][0]
+    names = {p.name for p in run.iterdir()}
+    for phase in PHASES:
+        assert {phase["name"] + ".json", phase["name"] + ".log", phase["name"] + ".rc"} <= names, names
+        assert (run / (phase["name"] + ".rc")).read_text().strip() == "0"
+    assert {"report.md", "summary.json", "plan.json", "profile.json", "throughput.png", "ttft.png", "itl.png"} <= names
+    assert all((run / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in ("throughput.png", "ttft.png", "itl.png"))
+    assert json.loads((run / "plan.json").read_text())["served_model_name"] == "qwen-test"
+    assert json.loads((run / "profile.json").read_text())["name"] == "current"
+    # the raw result is the script's own: per-request times beside the percentiles
+    raw = json.loads((run / "mixed_c16.json").read_text())
+    assert len(raw["ttfts"]) == 32 and raw["max_concurrency"] == 16 and "p99_ttft_ms" in raw
+
+
+def test_every_request_went_through_the_gateway_and_completed(runs):
+    summary = json.loads((runs["dirs"][0] / "summary.json").read_text())
+    assert summary["target"].endswith("(the gateway)") and summary["target"].startswith("https://127.0.0.1:")
+    assert summary["client_label"] == "benchmark_serving.py of vLLM 0.6.4.post1"
+    rows = {r["phase"]: r for r in summary["phases"]}
+    assert all(r["completed"] == r["requests"] and r["errors"] == 0 for r in rows.values()), rows
+    # outputs as long as asked (EOS ignored), counted with the model's tokenizer
+    assert rows["decode_c4"]["mean_output_len"] == 16.0 and rows["prefill"]["mean_output_len"] == 1.0
+    assert 16 <= rows["mixed_c16"]["mean_input_len"] <= 64
+    assert rows["decode_c4"]["output_tok_s"] > 0 and rows["decode_c4"]["itl_p50_ms"] > 0
+    # each phase's requests, and the script's one test request per phase, are in the gateway's log
+    asked = sum(p["requests"] for p in PHASES)
+    assert asked <= runs["requests"] <= asked + len(PHASES), runs["requests"]
+    report = (runs["dirs"][0] / "report.md").read_text()
+    assert report.startswith("# Benchmark of llmhost-ctr, ") and "| decode_c4 | 4 | 8/8 | 0 |" in report
+
+
+def test_a_second_run_is_compared_with_the_first(runs):
+    first, second = runs["dirs"]
+    report = (second / "report.md").read_text()
+    assert "- label: second" in report
+    assert "## Against %s (ratio: this run / that one)" % first.name in report
+    ratios = report.split("## Against", 1)[1]
+    assert "| prefill | " in ratios and "| decode_c4 |" not in ratios, ratios
+    assert {p.name for p in second.glob("*.png")} == {"throughput.png", "ttft.png", "itl.png"}
+
+
+def test_check_mode_changes_nothing_and_measures_nothing(host, playbook, runs):
+    os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "check")
+    try:
+        before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+        changed, failed, out = playbook("--check", "-e", _vars(runs["tmp"], benchmark_client="script"),
+                                        path="playbooks/benchmark.yml")
+        assert not failed and changed == 0, out[-4000:]
+        assert int(host.run_test("wc -l < %s", ACCESS_LOG).stdout) == before
+        assert not (runs["tmp"] / "check").exists()
+    finally:
+        del os.environ["LLMHOST_REPORT_DIR"]
+
+
+def test_a_phase_whose_load_generator_fails_is_reported_and_the_run_goes_on(runs, playbook):
+    """An endpoint where nothing listens: the script exits non-zero, the report says so for that phase."""
+    os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "down")
+    try:
+        changed, failed, out = playbook("-e", _vars(runs["tmp"], benchmark_client="script",
+                                                    benchmark_url="http://127.0.0.1:9",
+                                                    benchmark_phases=PHASES[:1]),
+                                        path="playbooks/benchmark.yml")
+    finally:
+        del os.environ["LLMHOST_REPORT_DIR"]
+    assert not failed, out[-4000:]
+    run = _run_dirs(runs["tmp"] / "down")[0]
+    summary = json.loads((run / "summary.json").read_text())
+    assert [(r["phase"], r["errors"], r["output_tok_s"]) for r in summary["phases"]] == [("prefill", 4, None)]
+    assert "the load generator failed" in out and (run / "prefill.rc").read_text().strip() != "0"
+
+
+def test_the_profiles_default_client_is_refused_where_vllm_has_no_bench_serve(playbook, runs):
+    changed, failed, out = playbook("-e", _vars(runs["tmp"]), path="playbooks/benchmark.yml")
+    assert failed, out[-3000:]
+    assert "/opt/llmhost/vllm/venv/bin/vllm has no `vllm bench serve`" in out, out[-3000:]
+    assert "benchmark_client=script runs the pinned one" in out

@@ -1,0 +1,141 @@
+"""module_utils/bench.py on real result files: vllm bench serve of vLLM 0.25.0 on a lent H200, and the 0.6.4 script
+through the container's gateway to the stand-in (tests/fixtures/bench/README.md)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench
+
+FIX = Path(__file__).resolve().parents[3] / "fixtures" / "bench"
+H200 = [
+    {"name": "prefill_2048", "input_len": 2048, "output_len": 1, "concurrency": 1, "requests": 16},
+    {"name": "decode_c1", "input_len": 10, "output_len": 1024, "concurrency": 1, "requests": 3},
+    {"name": "decode_c32", "input_len": 10, "output_len": 1024, "concurrency": 32, "requests": 64},
+    {"name": "mixed_c128", "input_len": [512, 2048], "output_len": 512, "concurrency": 128, "requests": 256},
+]
+STANDIN = [
+    {"name": "prefill", "input_len": 64, "output_len": 1, "concurrency": 1, "requests": 4},
+    {"name": "decode_c4", "input_len": 8, "output_len": 16, "concurrency": 4, "requests": 8},
+    {"name": "mixed_c16", "input_len": [16, 64], "output_len": 8, "concurrency": 16, "requests": 32},
+]
+
+
+def _results(folder, phases):
+    out = {}
+    for phase in phases:
+        path = FIX / folder / (phase["name"] + ".json")
+        out[phase["name"]] = json.loads(path.read_text()) if path.exists() else None
+    return out
+
+
+def _rows(summary):
+    return {row["phase"]: row for row in summary["phases"]}
+
+
+def test_a_real_h200_run_gives_its_figures_per_phase():
+    rows = _rows(bench.summarize(H200, _results("vllm-0.25.0-h200/defaults", H200), {"host": "h200"}))
+    mixed = rows["mixed_c128"]
+    assert (mixed["completed"], mixed["errors"]) == (256, 0)
+    assert mixed["output_tok_s"] == 8160.07 and mixed["ttft_p95_ms"] == 2353.94
+    # the lengths the requests really had: prompts drawn from 512-2048, outputs fixed at 512
+    assert 1100 < mixed["mean_input_len"] < 1500 and mixed["mean_output_len"] == 512.0
+    assert rows["decode_c1"]["itl_p50_ms"] == 3.62
+    # one token per request: there is no gap between tokens to report
+    assert rows["prefill_2048"]["itl_p50_ms"] is None and rows["prefill_2048"]["ttft_p50_ms"] == 40.12
+    # without --save-detailed there are no per-request times
+    assert mixed["peak_in_flight"] is None
+
+
+def test_a_phase_without_a_result_is_all_errors_and_no_figures():
+    rows = _rows(bench.summarize(H200, _results("vllm-0.25.0-h200/plan", H200), {}))
+    assert rows["mixed_c128"]["errors"] == 256 and rows["mixed_c128"]["output_tok_s"] is None
+    assert "wrote no result" in rows["mixed_c128"]["first_error"]
+    assert rows["decode_c32"]["errors"] == 0
+
+
+def test_the_plan_against_the_defaults_on_a_real_h200():
+    defaults = bench.summarize(H200, _results("vllm-0.25.0-h200/defaults", H200), {"when": "defaults"})
+    plan = bench.summarize(H200, _results("vllm-0.25.0-h200/plan", H200), {"when": "plan"})
+    ratios = {r["phase"]: r for r in bench.compare(plan, defaults)}
+    assert ratios["decode_c1"]["output_tok_s"] == 1.26 and ratios["decode_c1"]["itl_p50_ms"] == 0.8
+    assert ratios["prefill_2048"]["output_tok_s"] == 1.22
+    assert ratios["mixed_c128"]["output_tok_s"] is None  # no result on one side: no ratio
+    text = bench.markdown(plan, defaults)
+    assert "## Against defaults" in text and "| decode_c1 | 1.26 | 1.26 |" in text
+    assert "Errors: mixed_c128: the load generator wrote no result" in text
+
+
+def test_the_script_client_counts_failures_and_in_flight_when_it_has_the_details():
+    rows = _rows(bench.summarize(STANDIN, _results("script-0.6.4-standin", STANDIN), {}))
+    assert all(r["completed"] == r["requests"] and r["errors"] == 0 for r in rows.values())
+    # the script draws outputs from the prompts' range: they varied (1-8 tokens)
+    assert 1 < rows["mixed_c16"]["mean_output_len"] < 8
+    broken = json.loads((FIX / "script-0.6.4-standin" / "mixed_c16.json").read_text())
+    broken["completed"] -= 2
+    broken["errors"][:2] = ["Traceback ...\nClientConnectorError: refused", "ServerDisconnectedError"]
+    row = bench.summarize_phase(STANDIN[2], broken)
+    assert row["errors"] == 2 and row["first_error"] == "ClientConnectorError: refused"
+
+
+def test_peak_in_flight_from_each_request_start_and_end():
+    result = {"start_times": [0.0, 0.5, 1.0, 3.0], "ttfts": [0.1, 0.1, 0.1, 0.1], "itls": [[1.0], [1.0], [0.1], []]}
+    assert bench.peak_in_flight(result) == 3
+    assert bench.peak_in_flight({"ttfts": [0.1]}) is None
+
+
+@pytest.mark.parametrize("client,expect", [
+    ("vllm", ["--random-input-len", "1280", "--random-range-ratio", '{"input": 0.6, "output": 0.0}']),
+    ("script", ["--random-input-len", "2048", "--random-range-ratio", "0.2500"]),
+])
+def test_both_clients_draw_prompts_from_the_same_range(client, expect):
+    target = {"base_url": "http://h:1", "model": "m", "tokenizer": "/t", "result_dir": "/r"}
+    argv = bench.client_argv(client, ["prog"], H200[3], target)
+    i = argv.index("--random-input-len")
+    assert argv[i:i + 4] == expect
+    assert argv[argv.index("--max-concurrency") + 1] == "128" and "--ignore-eos" in argv
+    assert argv[argv.index("--result-filename") + 1] == "mixed_c128.json"
+    assert ("--save-detailed" in argv) == (client == "vllm")
+    assert argv[:3] == (["prog", "bench", "serve"] if client == "vllm" else ["prog", "--backend", "vllm"])
+
+
+def test_a_fixed_prompt_length_is_fixed_for_both_clients():
+    vllm = bench.client_argv("vllm", ["v"], H200[0], {"base_url": "u", "model": "m", "tokenizer": "t", "result_dir": "r"})
+    assert "--random-range-ratio" not in vllm
+    script = bench.client_argv("script", ["p"], H200[0], {"base_url": "u", "model": "m", "tokenizer": "t", "result_dir": "r"})
+    assert script[script.index("--random-range-ratio") + 1] == "1.0"
+    with pytest.raises(bench.BenchError):
+        bench.client_argv("guidellm", ["g"], H200[0], {})
+
+
+@pytest.mark.parametrize("phases,fragment", [
+    ([], "at least one"),
+    ([{"name": "A b", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1}], "name must match"),
+    ([{"name": "a", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1}] * 2, "name used twice"),
+    ([{"name": "a", "input_len": 1, "output_len": 0, "concurrency": True, "requests": 1}], "output_len, concurrency must"),
+    ([{"name": "a", "input_len": [64, 16], "output_len": 1, "concurrency": 1, "requests": 1}], "input_len must"),
+    ([{"name": "a", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1, "rate": 2}], "unknown keys ['rate']"),
+])
+def test_phases_that_cannot_run_are_named(phases, fragment):
+    errors = bench.phase_errors(phases)
+    assert errors and fragment in errors[0], errors
+
+
+def test_the_default_phases_and_the_h200_ones_are_fine():
+    assert bench.phase_errors(H200) == [] and bench.phase_errors(STANDIN) == []
+
+
+def test_the_plan_label_leaves_out_where_a_replica_listens():
+    plan = {"mode": "replicas", "replicas": [{"options": ["--host", "127.0.0.1", "--port", "8000", "--served-model-name",
+                                                          "q", "--max-num-seqs", "55", "--enforce-eager",
+                                                          "--shutdown-timeout", "30", "--quantization", "fp8"]}] * 2}
+    assert bench.plan_label(plan) == "replicas, 2 replica(s): --max-num-seqs 55 --enforce-eager --quantization fp8"
+
+
+def test_charts_are_drawn_from_the_summary(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    assert matplotlib
+    summary = bench.summarize(H200, _results("vllm-0.25.0-h200/defaults", H200), {})
+    names = bench.charts(summary, str(tmp_path), earlier=summary)
+    assert names == ["throughput.png", "ttft.png", "itl.png"]
+    assert all((tmp_path / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
