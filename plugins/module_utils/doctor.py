@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import parse_cpulist
 from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_metrics import count_xids
 from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
 from ansible_collections.llmhost.vllm.plugins.module_utils.report import FAIL, INFO, PASS, WARN, check, check_table, summary
@@ -106,6 +107,45 @@ def unit_checks(units):
                          "" if status == PASS else "journalctl -u %s: the replica %s" % (
                              props.get("Id"), _UNIT_RESULTS.get(result, "restarted"))))
     return out
+
+
+def _status_field(status_text, name):
+    for line in (status_text or "").splitlines():
+        key, _sep, value = line.partition(":")
+        if key.strip() == name:
+            return value.strip()
+    return ""
+
+
+def numa_checks(replica, status_text, gpus, nodes):
+    """A replica's process on its GPU's NUMA node: the CPUs it may run on (/proc/<MainPID>/status
+    Cpus_allowed_list) against the node's. replica: the plan's (name, gpus, numa_node); gpus: gpu_facts';
+    nodes: numa_facts' (id, cpus)."""
+    item = "replica %s process" % replica.get("name")
+    by_index = {int(g.get("index", -1)): g for g in gpus or []}
+    gpu_nodes = {by_index.get(i, {}).get("numa_node") for i in replica.get("gpus") or []}
+    cpu_nodes = [n for n in nodes or [] if n.get("cpus")]
+    if len(cpu_nodes) < 2:
+        return [check("numa", item, "on its GPU's node", "one NUMA node with CPUs", INFO, "")]
+    if len(gpu_nodes) != 1 or None in gpu_nodes or -1 in gpu_nodes:
+        return [check("numa", item, "on its GPU's node", "its GPUs' node is not one known node (%s)"
+                      % sorted(str(n) for n in gpu_nodes), INFO, "")]
+    allowed = _status_field(status_text, "Cpus_allowed_list")
+    if not allowed:
+        return [check("numa", item, "on its GPU's node", "not running", INFO, "")]
+    node = gpu_nodes.pop()
+    node_cpus = next((n["cpus"] for n in cpu_nodes if int(n["id"]) == int(node)), "")
+    inside = set(parse_cpulist(allowed)) <= set(parse_cpulist(node_cpus))
+    have = "may run on CPUs %s; its GPU is on node %s (CPUs %s)" % (allowed, node, node_cpus)
+    if inside:
+        return [check("numa", item, "CPUs of node %s" % node, have, PASS, "")]
+    if replica.get("numa_node") is None:
+        return [check("numa", item, "CPUs of node %s" % node, have, WARN,
+                      "the serving plan did not bind it (vllm_service_numa, decision numa): with vllm_service_numa=auto "
+                      "and GPUs on several nodes, each replica is bound to its GPU's node")]
+    return [check("numa", item, "CPUs of node %s" % node, have, FAIL,
+                  "the unit's NUMA drop-in did not take effect: systemctl cat %s; then restart the replica"
+                  % replica.get("unit", "the replica's unit"))]
 
 
 def disk_checks(df_lines, min_free_gib):
@@ -220,6 +260,11 @@ def build(host, evidence):
     checks += unit_checks([unit_properties(r.get("unit")) for r in replicas])
     for r in replicas:
         checks += kv_cache_checks(r.get("index"), r.get("log"), plan)
+    planned = plan.get("replicas") or []
+    for k, r in enumerate(replicas):
+        if k < len(planned):
+            checks += numa_checks(dict(planned[k], unit=unit_properties(r.get("unit")).get("Id")), r.get("process"),
+                                  ev.get("gpus"), ev.get("numa_nodes"))
     checks += hold_checks(ev.get("selections"), ev.get("blacklists"))
     checks += disk_checks(ev.get("df"), ev.get("min_free_gib", 10)) + gateway_checks(ev.get("gateway"))
     return report(host, checks)

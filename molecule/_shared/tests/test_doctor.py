@@ -78,3 +78,7 @@ def test_the_doctor_checks_the_gateway_disk_and_driver(doctor):
     # the container's journal is not the kernel's: the Xid check says it could not read it
     assert [c["status"] for c in _by(report, "xid").values()] == ["INFO"]
     assert report["checks"][0]["area"] != "driver"  # the host report's checks come first
+    # each replica's process was read (its MainPID's status); no GPU here, so its node cannot be judged
+    numa = _by(report, "numa")
+    assert set(numa) == {"replica 0 process", "replica 1 process"}, numa
+    assert all(c["status"] == "INFO" and c["have"] != "not running" for c in numa.values()), numa

@@ -140,3 +140,44 @@ def test_the_report_counts_and_renders():
     out = doctor.report("gpu-1", checks)
     assert out["summary"]["FAIL"] == 1 and out["summary"]["PASS"] == 1
     assert out["markdown"].startswith("# llmhost.vllm doctor: gpu-1") and "| FAIL | driver |" in out["markdown"]
+
+
+# A two-socket host as a user posted `numactl --hardware` (../shared/fixtures/public/numactl): node CPU lists
+def _two_socket_nodes(shared):
+    text = (shared / "numactl" / "aws-c-s3-403-c5n18xlarge-2socket.txt").read_text()
+    nodes = []
+    for line in text.splitlines():
+        if " cpus: " in line:
+            head, cpus = line.split(" cpus: ")
+            ids = [int(c) for c in cpus.split()]
+            nodes.append({"id": int(head.split()[1]), "cpus": ",".join(str(c) for c in ids)})
+    return nodes
+
+
+STATUS = "Name:\tpython3\nCpus_allowed:\tffff\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0-1\n"
+GPUS = [{"index": 0, "numa_node": 0}, {"index": 1, "numa_node": 1}]
+
+
+def test_a_replica_bound_to_its_gpus_node_passes_and_one_left_loose_is_named(shared):
+    nodes = _two_socket_nodes(shared)
+    assert [n["id"] for n in nodes] == [0, 1]
+    node1 = nodes[1]["cpus"]
+    bound = doctor.numa_checks({"name": "1", "gpus": [1], "numa_node": 1}, STATUS % node1, GPUS, nodes)
+    assert [(c["status"], c["want"]) for c in bound] == [("PASS", "CPUs of node 1")]
+    # the plan chose not to bind (vllm_service_numa=off): every CPU allowed, the GPU on node 1
+    loose = doctor.numa_checks({"name": "1", "gpus": [1], "numa_node": None}, STATUS % "0-71", GPUS, nodes)
+    assert loose[0]["status"] == "WARN" and "vllm_service_numa" in loose[0]["fix"]
+    # the plan bound it, but the process runs elsewhere: the unit's drop-in did not take
+    wrong = doctor.numa_checks({"name": "0", "gpus": [0], "numa_node": 0, "unit": "vllm@0.service"},
+                               STATUS % node1, GPUS, nodes)
+    assert wrong[0]["status"] == "FAIL" and "systemctl cat vllm@0.service" in wrong[0]["fix"]
+
+
+def test_numa_placement_is_only_information_where_it_cannot_matter(shared):
+    one_node = [{"id": 0, "cpus": "0-15"}, {"id": 1, "cpus": None}]
+    assert doctor.numa_checks({"name": "0", "gpus": [0]}, STATUS % "0-15", GPUS, one_node)[0]["status"] == "INFO"
+    nodes = _two_socket_nodes(shared)
+    # GPUs of one replica on two nodes (tensor parallel across sockets), and a stopped replica
+    split = doctor.numa_checks({"name": "0", "gpus": [0, 1], "numa_node": None}, STATUS % "0-71", GPUS, nodes)
+    stopped = doctor.numa_checks({"name": "0", "gpus": [0], "numa_node": 0}, "", GPUS, nodes)
+    assert [c["status"] for c in split + stopped] == ["INFO", "INFO"] and stopped[0]["have"] == "not running"
