@@ -76,6 +76,15 @@ def test_a_run_comes_back_with_raw_results_report_charts_plan_and_profile(runs):
     assert len(raw["ttfts"]) == 32 and raw["max_concurrency"] == 16 and "p99_ttft_ms" in raw
 
 
+def test_the_key_reaches_the_load_generator_from_a_0600_file_only(host, runs):
+    key = host.file("/opt/llmhost/bench/api-key")
+    assert key.mode == 0o600 and key.user == "root"
+    alice = key.content_string
+    assert alice.startswith("test-key-of-alice")  # the first gateway client's, through the gateway
+    assert alice not in runs["out"]
+    assert not any(alice in p.read_text(errors="replace") for p in runs["dirs"][0].iterdir() if p.suffix != ".png")
+
+
 def test_every_request_went_through_the_gateway_and_completed(runs):
     summary = json.loads((runs["dirs"][0] / "summary.json").read_text())
     assert summary["target"].endswith("(the gateway)") and summary["target"].startswith("https://127.0.0.1:")
