@@ -116,9 +116,15 @@ def test_check_mode_changes_nothing_and_measures_nothing(host, playbook, runs):
     os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "check")
     try:
         before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
-        changed, failed, out = playbook("--check", "-e", _vars(runs["tmp"], benchmark_client="script"),
+        # the seed's mixed phase opens 128 requests at once, more than alice's burst of 70 lets wait at the gateway
+        phases = PHASES + [{"name": "mixed_c128", "input_len": [512, 2048], "output_len": 512, "concurrency": 128,
+                            "requests": 512}]
+        changed, failed, out = playbook("--check", "-e", _vars(runs["tmp"], benchmark_client="script", benchmark_phases=phases),
                                         path="playbooks/benchmark.yml")
         assert not failed and changed == 0, out[-4000:]
+        words = " ".join(out.replace("'", " ").split())  # the callback wraps long messages
+        assert "WARNING: through the gateway, client alice may have 70 requests waiting" in words, out[-4000:]
+        assert "WARNING: through the gateway" not in " ".join(runs["out"].split())
         assert int(host.run_test("wc -l < %s", ACCESS_LOG).stdout) == before
         assert not (runs["tmp"] / "check").exists()
     finally:
