@@ -98,7 +98,8 @@ def test_the_model_is_swapped_and_rolled_back_with_no_failed_request(host, playb
     assert _served_revision(host) == {REV_A}
     # the rollback renamed A's kept folders back: the hub was not asked, nothing was quantized, B is kept instead
     assert hub_requests()[asked:] == [], hub_requests()[asked:][:5]
-    assert out.count("llmhost.vllm._common : Put the folder kept from before back in place") == 2, out[-4000:]
+    # counted in the task headers only: the profile_tasks recap at the end may list the same task among the slowest
+    assert out.count("TASK [llmhost.vllm._common : Put the folder kept from before back in place") == 2, out[-4000:]
     assert host.file(MODEL + ".previous/generation_config.json").contains("llmhost_test_revision")
     # the swap, the rollback and every start before them in this run stayed within systemd's start limit
     assert host.run_test("systemctl is-active vllm@0.service vllm@1.service").stdout.split() == ["active", "active"]
