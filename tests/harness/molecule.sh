@@ -36,7 +36,7 @@ case "$scenario" in
     # the benchmark role's venv, and the pinned vLLM release whose benchmarks/benchmark_serving.py it runs (the
     # seed profile's load generator), as the profile names it (URL and sha256)
     LLMHOST_BENCH_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/roles/llmhost_stack/files/locks/bench-py311.txt")
-    read -r bench_url bench_sum < <(python3 -c 'import re, sys; t = open(sys.argv[1]).read(); print(re.search(r"^ +url: (\S+)", t, re.M).group(1), re.search(r"^ +sha256: (\S+)", t, re.M).group(1))' "$REPO_ROOT/roles/llmhost_stack/vars/seed.yml")
+    read -r bench_url bench_sum < <(python3 -c 'import re, sys; t = open(sys.argv[1]).read(); m = re.search(r"^ +script:\n +version: \S+\n +url: (\S+)\n +sha256: (\S+)$", t, re.M); print(m.group(1), m.group(2))' "$REPO_ROOT/roles/llmhost_stack/vars/seed.yml")
     LLMHOST_BENCH_SDIST=$("$HARNESS_DIR/sdist.sh" "$bench_url" "$bench_sum")
     export LLMHOST_BENCH_WHEELS LLMHOST_BENCH_SDIST
     # the source build's tools (setuptools_scm, cmake, wheel) and a CUDA toolkit from NVIDIA's PyPI wheels,
