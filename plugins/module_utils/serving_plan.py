@@ -24,8 +24,9 @@ OVERHEAD_BYTES = 2 * GIB
 FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
 MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
-H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model FP8 weights gave 1.16x vLLM's defaults under mixed load "
-                 "with a lower P95 TTFT (vLLM 0.25.0, the seed's benchmark protocol)")
+H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model the plan with FP8 weights gave 1.14x vLLM's defaults under "
+                 "mixed load at 0.73x their P95 TTFT, and 1.26x in single-stream decode (vLLM 0.25.0, the seed's "
+                 "protocol through playbooks/benchmark.yml's code; tests/fixtures/bench/vllm-0.25.0-h200-run2)")
 
 # The wishes' allowed values: the module's argument spec takes its choices from here.
 WISH_CHOICES = {

@@ -150,6 +150,8 @@ CASES = [
                                          "requests": 8}]},
      "benchmark_phases[0] (mixed): concurrency must be whole numbers of 1 or more; benchmark_phases[0] (mixed): input_len"),
     ("benchmark", {"benchmark_compare": "/nonexistent/run"}, "benchmark_compare: /nonexistent/run holds no summary.json"),
+    ("doctor", {"doctor_burnin_minutes": 0}, "doctor_burnin_minutes=0 must be a number from 0.1 to 1440"),
+    ("doctor", {"doctor_load_device": "rocm"}, "value of doctor_load_device must be one of: cuda, cpu, got: rocm"),
 ]
 
 

@@ -82,3 +82,50 @@ def test_the_doctor_checks_the_gateway_disk_and_driver(doctor):
     numa = _by(report, "numa")
     assert set(numa) == {"replica 0 process", "replica 1 process"}, numa
     assert all(c["status"] == "INFO" and c["have"] != "not running" for c in numa.values()), numa
+
+
+@pytest.fixture(scope="module")
+def doctor_under_load(host, playbook):
+    """The doctor with both opt-in tests on the labelled stand-in device (doctor_load_device=cpu: gloo between two
+    CPU processes, CPU tensors, no NVML) and stress-ng on the container's memory, run twice: the first installs
+    stress-ng, the second changes nothing on the host."""
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        pytest.skip("the doctor is tested in the container scenario")
+    out_dir = Path(tempfile.mkdtemp(prefix="llmhost-doctor-load-"))
+    args = ["-e", "doctor_dir=%s" % out_dir, "-e", "doctor_print=false", "-e", "doctor_load_device=cpu",
+            "-e", "doctor_bandwidth=true", "-e", "doctor_bandwidth_size_mib=16", "-e", "doctor_bandwidth_seconds=60",
+            "-e", "doctor_burnin=true", "-e", "doctor_burnin_minutes=0.2", "-e", "doctor_burnin_host_workers=1",
+            "-e", "doctor_burnin_host_memory_percent=5"]
+    first = playbook(*args, path="playbooks/doctor.yml")
+    second = playbook(*args, path="playbooks/doctor.yml")
+    return first, second, json.loads((out_dir / "doctor-llmhost-ctr.json").read_text())
+
+
+def test_the_opt_in_tests_run_bounded_and_install_only_stress_ng(host, doctor_under_load):
+    (changed1, failed1, out1), (_changed2, failed2, out2), _report = doctor_under_load
+    assert not failed1 and not failed2, out1[-4000:] + out2[-4000:]
+    assert host.package("stress-ng").is_installed
+    # what changed on the host the first time is stress-ng's install; the second run changed nothing there
+    assert "changed: [llmhost-ctr]" not in out2, out2[-4000:]
+    assert changed1 >= 1 and re.search(r"TASK \[llmhost\.vllm\.doctor : Install stress-ng[^\n]*\]\n(?:[^\n]*\n)?changed", out1)
+
+
+def test_the_bandwidth_stand_in_all_reduces_through_torch_distributed(doctor_under_load):
+    report = doctor_under_load[2]
+    bandwidth = _by(report, "bandwidth")
+    assert list(bandwidth) == ["all-reduce between the GPUs (stand-in: gloo on CPU)"], bandwidth
+    check = bandwidth["all-reduce between the GPUs (stand-in: gloo on CPU)"]
+    assert check["status"] == "INFO" and "stand-in" in check["fix"], check
+    # the real torch of the vLLM venv moved 16 MiB between two processes and got the right sum
+    assert re.match(r"bus [\d.]+ GB/s \(algorithm [\d.]+ GB/s\), 2 ranks", check["have"]), check
+
+
+def test_the_burnin_stand_in_loads_memory_and_stress_ng_passes(doctor_under_load):
+    report = doctor_under_load[2]
+    burnin = _by(report, "burnin")
+    gpu = burnin["GPU cpu burn-in (stand-in: CPU)"]
+    assert gpu["status"] == "INFO" and re.search(r"GiB x [1-9]\d* passes", gpu["have"]), gpu
+    host_check = burnin["host memory burn-in"]
+    assert host_check["status"] == "PASS" and "successful run" in host_check["have"], host_check
+    # the container's journal is not the kernel's: no Xid verdict either way
+    assert burnin["Xid lines during the burn-in"]["status"] == "INFO"

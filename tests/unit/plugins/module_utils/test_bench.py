@@ -66,6 +66,33 @@ def test_the_plan_against_the_defaults_on_a_real_h200():
     assert "Errors: mixed_c128: the load generator wrote no result" in text
 
 
+def _summary(folder, label):
+    return bench.summarize(H200, _results("vllm-0.25.0-h200-run2/" + folder, H200), {"when": label})
+
+
+def test_the_plan_against_the_defaults_in_every_phase_on_a_second_h200_run():
+    ratios = {r["phase"]: r for r in bench.compare(_summary("plan", "plan"), _summary("defaults", "defaults"))}
+    mixed = ratios["mixed_c128"]
+    assert mixed["output_tok_s"] == 1.14 and mixed["ttft_p95_ms"] == 0.73
+    assert ratios["decode_c1"]["output_tok_s"] == 1.26 and ratios["decode_c32"]["output_tok_s"] == 1.1
+    # the one phase where the plan did not gain: 16 prompts of 2048 tokens, one at a time
+    assert ratios["prefill_2048"]["output_tok_s"] == 0.98
+
+
+def test_the_kv_cache_in_fp8_against_the_plan_gains_in_the_mixed_phase_and_loses_single_stream_decode():
+    ratios = {r["phase"]: r for r in bench.compare(_summary("plan_kvfp8", "kv fp8"), _summary("plan", "plan"))}
+    assert ratios["mixed_c128"]["output_tok_s"] == 1.12 and ratios["mixed_c128"]["ttft_p95_ms"] == 0.92
+    # a loss, however small: the plan does not adopt it (roles/vllm_service/README.md)
+    assert ratios["decode_c1"]["output_tok_s"] == 0.97
+
+
+def test_the_load_generator_held_the_concurrency_asked_for_on_real_vllm():
+    rows = _rows(_summary("plan", "plan"))
+    peaks = {p: rows[p]["peak_in_flight"] for p in rows}
+    assert peaks == {"prefill_2048": 1, "decode_c1": 1, "decode_c32": 32, "mixed_c128": 128}
+    assert all(r["errors"] == 0 and r["completed"] == r["requests"] for r in rows.values())
+
+
 def test_the_script_client_counts_failures_and_in_flight_when_it_has_the_details():
     rows = _rows(bench.summarize(STANDIN, _results("script-0.6.4-standin", STANDIN), {}))
     assert all(r["completed"] == r["requests"] and r["errors"] == 0 for r in rows.values())
