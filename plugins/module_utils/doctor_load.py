@@ -186,7 +186,7 @@ def host_burnin_checks(host):
              for p in after if after[p] > before.get(p, 0)}
     problems = (["stress-ng exited %s: %s" % (host.get("rc"), host.get("tail") or "")] if host.get("rc") else [])
     problems += ["EDAC %s +%d" % kv for kv in sorted(grown.items())]
-    have = "stress-ng %s; EDAC %s" % (host.get("tail") or "exit 0", "counted" if after else "not present on this host")
+    have = "%s; EDAC %s" % (host.get("tail") or "stress-ng exited 0", "counted" if after else "not present on this host")
     return [check("burnin", "host memory burn-in", "stress-ng exits 0, no EDAC error counted",
                   "; ".join(problems) or have, FAIL if problems else PASS,
                   "memory errors under load: run a full memory test (memtest86+) and check the DIMMs" if problems else "")]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """llmhost.vllm doctor, opt-in: how fast data really moves over each GPU's link, and between the GPUs.
@@ -117,13 +116,13 @@ def worker(rank, world, init, backend, nbytes, iters, queue):
 
 
 def timed_all_reduce(torch, dist, t, iters, backend):
-    for _ in range(2):
+    for _warm in range(2):
         dist.all_reduce(t)
     sync = torch.cuda.synchronize if backend == "nccl" else (lambda: None)
     sync()
     dist.barrier()
     start = time.perf_counter()
-    for _ in range(iters):
+    for _step in range(iters):
         dist.all_reduce(t)
     sync()
     return time.perf_counter() - start

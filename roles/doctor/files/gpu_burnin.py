@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """llmhost.vllm doctor, opt-in: a GPU burn-in, bounded in time.
@@ -128,7 +127,7 @@ def load(torch, device, args, deadline, result):
         result.update(memory_gib=round(buf.numel() * 4 / 2 ** 30, 2), matmuls=0, memory_passes=0, memory_errors=0)
         start = time.perf_counter()
         while time.perf_counter() < deadline:
-            for _ in range(50):
+            for _step in range(50):
                 torch.matmul(a, b, out=c)
             result["matmuls"] += 50
             result["memory_errors"] += memory_pass(torch, buf, result["memory_passes"])

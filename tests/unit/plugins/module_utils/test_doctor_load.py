@@ -51,8 +51,9 @@ def test_a_link_of_unknown_width_is_reported_not_judged(bandwidth):
 
 def _with_all_reduce(bandwidth, busbw, **extra):
     out = copy.deepcopy(bandwidth)
-    out.update(skipped=None, all_reduce=dict({"ranks": 2, "iterations": 20, "seconds": 1.0, "correct": True,
-                                               "nccl": "2.21.5", "algbw_gbps": busbw, "busbw_gbps": busbw}, **extra))
+    run = {"ranks": 2, "iterations": 20, "seconds": 1.0, "correct": True, "nccl": "2.21.5", "algbw_gbps": busbw,
+           "busbw_gbps": busbw}
+    out.update(skipped=None, all_reduce=dict(run, **extra))
     return out
 
 
