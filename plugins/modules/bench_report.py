@@ -100,15 +100,25 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import bench
 
 
 def _load(run_dir, phases):
-    """Each phase's result JSON, or None where the load generator left none (or an unreadable one)."""
+    """Each phase's result JSON, or None where the load generator left none (or an unreadable one); a phase the
+    role stopped past its time (its .rc says timeout) is all errors, saying so."""
     results = {}
     for phase in phases:
         try:
             with open(os.path.join(run_dir, phase["name"] + ".json")) as f:
                 results[phase["name"]] = json.load(f)
         except (OSError, ValueError):
-            results[phase["name"]] = None
+            results[phase["name"]] = _stopped(run_dir, phase)
     return results
+
+
+def _stopped(run_dir, phase):
+    try:
+        with open(os.path.join(run_dir, phase["name"] + ".rc")) as f:
+            timed_out = f.read().strip() == "timeout"
+    except OSError:
+        timed_out = False
+    return {"completed": 0, "errors": ["ran past benchmark_phase_timeout and was stopped"]} if timed_out else None
 
 
 def _write(module, path, text):
