@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import parse_cpulist
-from ansible_collections.llmhost.vllm.plugins.module_utils.doctor_load import bandwidth_checks, burnin_checks
+from ansible_collections.llmhost.vllm.plugins.module_utils.doctor_load import bandwidth_checks, burnin_checks, script_result
 from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_metrics import count_xids
 from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
 from ansible_collections.llmhost.vllm.plugins.module_utils.report import FAIL, INFO, PASS, WARN, check, check_table, summary
@@ -268,7 +268,7 @@ def build(host, evidence):
                                   ev.get("gpus"), ev.get("numa_nodes"))
     checks += hold_checks(ev.get("selections"), ev.get("blacklists"))
     checks += disk_checks(ev.get("df"), ev.get("min_free_gib", 10)) + gateway_checks(ev.get("gateway"))
-    checks += bandwidth_checks(ev.get("bandwidth"), ev.get("gpus"), ev.get("links"))
+    checks += bandwidth_checks(script_result(ev.get("bandwidth")), ev.get("gpus"), ev.get("links"))
     checks += burnin_checks(ev.get("burnin"), ev.get("gpus"))
     return report(host, checks)
 

@@ -1,11 +1,13 @@
 # Copyright: llmhost.vllm contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The doctor's two opt-in checks under load, judged: the GPU bandwidth test and the burn-in. Pure functions over
-the JSON that roles/doctor/files/gpu_bandwidth.py and gpu_burnin.py print on the host, and over what the doctor
+the JSON that roles/doctor/files/gpu_load.py (bandwidth, burnin) prints on the host, and over what the doctor
 read around the burn-in (stress-ng's exit and its last lines, the EDAC counters, the kernel's Xid lines since its
 start). Checks in the host report's shape (plugins/module_utils/report.py)."""
 
 from __future__ import annotations
+
+import json
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvml as nv
 from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_metrics import count_xids
@@ -24,6 +26,19 @@ ALL_REDUCE_PASS, ALL_REDUCE_FAIL = 0.4, 0.2
 # Clock event reasons a GPU under full load may show: the power cap is how it is meant to run at full load.
 _LOAD_REASONS = {"gpu_idle", "applications_clocks_setting", "sw_power_cap", "sync_boost", "display_clock_setting"}
 _STAND_IN = "the container scenario's stand-in (no GPU): proves the test and the report, not a GPU"
+
+
+def script_result(run):
+    """The JSON the script printed, from its task's result ({stdout, stderr, rc, msg}); None when the task was
+    skipped or absent; {"error": ...} when it printed none."""
+    if not run or run.get("skipped"):
+        return None
+    printed = (run.get("stdout") or "").strip()
+    try:
+        return json.loads(printed)
+    except ValueError:
+        detail = (run.get("stderr") or run.get("msg") or "").strip()[-300:]
+        return {"error": "no result (exit %s): %s" % (run.get("rc", "-"), detail or "nothing printed")}
 
 
 def link_gbps(gen, width):
@@ -102,7 +117,7 @@ def bandwidth_checks(result, topo_gpus, links):
         return []
     if result.get("error"):
         return [check("bandwidth", "GPU bandwidth test", "a result", result["error"], FAIL,
-                      "run roles/doctor/files/gpu_bandwidth.py with the vLLM venv's Python to see it")]
+                      "run roles/doctor/files/gpu_load.py bandwidth with the vLLM venv's Python to see it")]
     if result.get("skipped") and not result.get("gpus"):
         return [check("bandwidth", "GPU bandwidth test", "run on the GPUs", "not run: %s" % result["skipped"], WARN,
                       "the vLLM venv's torch must see the GPUs (nvidia-smi, the driver)")]
@@ -210,6 +225,6 @@ def burnin_checks(burnin, gpus):
     when it did not run."""
     if burnin is None:
         return []
-    gpu = burnin.get("gpu") or {"error": "the burn-in printed no result"}
+    gpu = script_result(burnin.get("gpu")) or {"error": "the burn-in did not run"}
     return (gpu_burnin_checks(gpu) + host_burnin_checks(burnin.get("host") or {})
             + xid_burnin_checks(burnin.get("kernel_log"), burnin.get("kernel_log_read"), gpus))
