@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The serving plan: GPU facts + model config + the user's wishes -> how vLLM runs, with reasons.
 
-One pure function, ``make_plan``, in named steps run in order: the GPUs, the weight format, tensor
-parallel or replicas, context length and batch, CUDA graphs, NUMA, and the replicas with their
-`vllm serve` options (checked against the option table of the profile's vLLM version). Each step
+One pure function, ``make_plan``, in named steps run in order: the GPUs, the weight format, the KV
+cache's value type, tensor parallel or replicas, context length and batch, CUDA graphs, NUMA, and the
+replicas with their `vllm serve` options (checked against the option table of the profile's vLLM version). Each step
 records its decisions and their reasons, and its warnings, on one ``_Plan``. The model path and
 the options are returned apart: the command is ``vllm serve <model_path> <options...>``.
 Memory figures are estimates from the model's shape (vLLM measures the real ones at start-up);
@@ -27,12 +27,19 @@ MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
 H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model the plan with FP8 weights gave 1.14x vLLM's defaults under "
                  "mixed load at 0.73x their P95 TTFT, and 1.26x in single-stream decode (vLLM 0.25.0, the seed's "
                  "protocol through playbooks/benchmark.yml's code; tests/fixtures/bench/vllm-0.25.0-h200-run2)")
+KV_FP8_NOTE = ("on a lent H200 held to an RTX 4090's memory budget (--gpu-memory-utilization 0.1538), FP8 KV doubled "
+               "the cache (237,520 tokens, against 118,768) and the plan's 55 sequences to 110: 1.40x the 16-bit "
+               "cache under mixed load at 0.68x its P95 TTFT, but 0.96x in single-stream decode and 0.97x in "
+               "prefill (and 0.97x single-stream on a whole H200), so it is asked for, not chosen; its quality "
+               "cost was not measured (random weights). vLLM 0.25.0; "
+               "tests/fixtures/bench/vllm-0.25.0-h200-4090budget")
 
 # The wishes' allowed values: the module's argument spec takes its choices from here.
 WISH_CHOICES = {
     "mode": ["auto", "replicas", "tensor_parallel"],
     "weight_format": ["auto", "checkpoint", "bf16", "fp16", "fp8"],
     "numa": ["auto", "off"],
+    "kv_cache_dtype": ["auto", "fp8"],
 }
 
 DEFAULT_WISHES = {
@@ -40,6 +47,7 @@ DEFAULT_WISHES = {
     "mode": "auto",                # WISH_CHOICES["mode"]
     "tensor_parallel_size": 0,     # 0: decided
     "weight_format": "auto",       # WISH_CHOICES["weight_format"]
+    "kv_cache_dtype": "auto",      # WISH_CHOICES["kv_cache_dtype"]
     "max_model_len": 0,            # 0: decided
     "max_num_seqs": 0,             # 0: decided
     "tokens_per_seq": 2048,        # typical prompt + output, for max_num_seqs
@@ -70,6 +78,7 @@ class _Plan:
                 raise PlanError("vllm_service_%s=%s; choose one of %s" % (key, self.w[key], ", ".join(allowed)))
         self.shape = model_shape(config)
         self.table = table
+        self.kv_value_bytes = 2
         self.decisions, self.warnings, self.flags = [], [], []
 
     def decide(self, key, value, reason):
@@ -81,7 +90,7 @@ class _Plan:
     def kv_tokens(self, tp):
         """Tokens of KV cache one GPU of a TP group holds after weights and headroom."""
         budget = self.mem * self.util - self.wbytes / tp - OVERHEAD_BYTES
-        return int(max(0, budget) // kv_bytes_per_token(self.shape, tp))
+        return int(max(0, budget) // kv_bytes_per_token(self.shape, tp, self.kv_value_bytes))
 
 
 def _cc(text):
@@ -123,10 +132,10 @@ def weight_bytes(shape, fmt):
     return int(shape["linear_params"] * per_linear + shape["embedding_params"] * 2)
 
 
-def kv_bytes_per_token(shape, tp):
-    """KV-cache bytes per token on one GPU of a TP group (16-bit cache)."""
+def kv_bytes_per_token(shape, tp, value_bytes=2):
+    """KV-cache bytes per token on one GPU of a TP group (2 bytes per value: a 16-bit cache; 1: FP8)."""
     kv_heads_per_gpu = max(1, shape["kv_heads"] // tp)
-    return 2 * shape["layers"] * kv_heads_per_gpu * shape["head_dim"] * 2
+    return 2 * shape["layers"] * kv_heads_per_gpu * shape["head_dim"] * value_bytes
 
 
 def make_plan(gpus, p2p, config, wishes, table):
@@ -134,6 +143,7 @@ def make_plan(gpus, p2p, config, wishes, table):
     plan = _Plan(wishes, config, table)
     select_gpus(plan, gpus)
     choose_weight_format(plan)
+    choose_kv_cache(plan)
     choose_parallelism(plan, p2p)
     size_context_and_batch(plan)
     choose_cuda_graphs(plan)
@@ -192,6 +202,22 @@ def choose_weight_format(plan):
     plan.wbytes = weight_bytes(plan.shape, fmt)
 
 
+def choose_kv_cache(plan):
+    """Step 3: the KV cache's value type. 16-bit unless FP8 is asked; FP8 halves each token's bytes, so the
+    later steps size the context and the batch for twice the tokens."""
+    if plan.w["kv_cache_dtype"] == "fp8":
+        plan.kv_value_bytes = 1
+        plan.flags += ["--kv-cache-dtype", "fp8"]
+        plan.decide("kv_cache_dtype", "fp8", "vllm_service_kv_cache_dtype=fp8 (asked): one byte per value, twice "
+                    "the tokens in the same memory; %s" % KV_FP8_NOTE)
+        if not _all_at_least(plan.ccs, FP8_MIN_CC):
+            plan.warn("an FP8 KV cache on compute capability %s (no FP8 tensor cores) was never measured here"
+                      % _cc_text(plan.ccs))
+        return
+    plan.decide("kv_cache_dtype", "auto", "a 16-bit KV cache (the model's dtype); vllm_service_kv_cache_dtype=fp8 "
+                "would hold twice the tokens: %s" % KV_FP8_NOTE)
+
+
 def _best_format(plan):
     ccs = plan.ccs
     if _all_at_least(ccs, FP8_MIN_CC):
@@ -207,7 +233,7 @@ def _best_format(plan):
 
 
 def choose_parallelism(plan, p2p):
-    """Step 3: the tensor-parallel size, asked or decided, and the GPU groups it makes."""
+    """Step 4: the tensor-parallel size, asked or decided, and the GPU groups it makes."""
     w, n = plan.w, len(plan.used)
     plan.want_len = int(w["max_model_len"] or 0)
     plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
@@ -279,7 +305,7 @@ def _decided_tensor_parallel(plan):
 
 
 def size_context_and_batch(plan):
-    """Step 4: --max-model-len and --max-num-seqs within the KV-cache budget of one replica."""
+    """Step 5: --max-model-len and --max-num-seqs within the KV-cache budget of one replica."""
     plan.cap = cap = plan.kv_tokens(plan.tp)
     plan.max_len = _context_length(plan, cap)
     want_seqs = int(plan.w["max_num_seqs"] or 0)
@@ -317,7 +343,7 @@ def _context_length(plan, cap):
 
 
 def choose_cuda_graphs(plan):
-    """Step 5: CUDA graphs stay on; --enforce-eager only when asked, with a warning."""
+    """Step 6: CUDA graphs stay on; --enforce-eager only when asked, with a warning."""
     if plan.w["enforce_eager"]:
         plan.flags.append("--enforce-eager")
         plan.warn("vllm_service_enforce_eager=true turns CUDA graphs and torch.compile off: a debug switch; "
@@ -329,7 +355,7 @@ def choose_cuda_graphs(plan):
 
 
 def choose_numa(plan):
-    """Step 6: bind each replica to its GPU's node when the GPUs sit on several."""
+    """Step 7: bind each replica to its GPU's node when the GPUs sit on several."""
     nodes = sorted({plan.by_index[i].get("numa_node") for i in plan.used
                     if plan.by_index[i].get("numa_node") is not None})
     plan.numa_on = plan.w["numa"] == "auto" and len(nodes) > 1
@@ -344,7 +370,7 @@ def choose_numa(plan):
 
 
 def build_replicas(plan, p2p):
-    """Step 7: one replica per GPU group, with its port, environment, NUMA node and options."""
+    """Step 8: one replica per GPU group, with its port, environment, NUMA node and options."""
     w = plan.w
     plan.model_path = w["model_path"]
     plan.name = w["served_model_name"] or (plan.model_path.rstrip("/").rsplit("/", 1)[-1] if plan.model_path
@@ -384,7 +410,7 @@ def _options(plan, port):
 
 
 def add_extra_args(plan, replicas):
-    """Step 8: the plan's own options, and the user's, checked against the real parser of the profile's vLLM;
+    """Step 9: the plan's own options, and the user's, checked against the real parser of the profile's vLLM;
     the user's go after the plan's on every replica."""
     extra = [str(a) for a in plan.w["extra_args"]]
     errors = vllm_options.validate(list(replicas[0]["options"]), plan.table, "the serving plan")
@@ -401,6 +427,7 @@ def _result(plan, replicas):
         "mode": "tensor_parallel" if plan.tp > 1 else "replicas",
         "tensor_parallel_size": plan.tp,
         "weight_format": plan.fmt,
+        "kv_cache_dtype": plan.w["kv_cache_dtype"],
         "max_model_len": plan.max_len,
         "max_num_seqs": plan.max_seqs,
         "served_model_name": plan.name,
@@ -409,7 +436,8 @@ def _result(plan, replicas):
         "decisions": plan.decisions,
         "warnings": plan.warnings,
         "estimates": {"params": shape["params"], "weight_gib": round(plan.wbytes / GIB, 2),
-                      "kv_bytes_per_token": kv_bytes_per_token(shape, plan.tp), "kv_tokens_per_replica": plan.cap,
+                      "kv_bytes_per_token": kv_bytes_per_token(shape, plan.tp, plan.kv_value_bytes),
+                      "kv_tokens_per_replica": plan.cap,
                       "gpu_memory_gib": round(plan.mem / GIB, 1)},
         "model": {k: shape[k] for k in ("architecture", "layers", "heads", "kv_heads", "head_dim",
                                         "max_position_embeddings", "quantization")},

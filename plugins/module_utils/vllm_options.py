@@ -27,6 +27,7 @@ OWNED = {
     "--hf-token": "vllm_service_hf_token (it goes to the 0600 environment file, never argv)",
     "--quantization": "vllm_service_weight_format",
     "-q": "vllm_service_weight_format",
+    "--kv-cache-dtype": "vllm_service_kv_cache_dtype",
     "--enforce-eager": "vllm_service_enforce_eager",
     "--model": "vllm_service_model_path",
     "--gpu-memory-utilization": "vllm_service_gpu_memory_utilization",

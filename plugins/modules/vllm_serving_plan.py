@@ -57,6 +57,12 @@ options:
         description: C(auto) decides from the GPUs; C(checkpoint) serves a quantized checkpoint as it is.
         type: str
         choices: [auto, checkpoint, bf16, fp16, fp8]
+      kv_cache_dtype:
+        description:
+          - The KV cache's value type; C(auto) keeps the model's 16-bit type.
+          - C(fp8) halves each token's bytes, and the plan sizes context and batch for twice the tokens.
+        type: str
+        choices: [auto, fp8]
       max_model_len:
         description: Context length; C(0) decides within the KV-cache budget.
         type: int
@@ -116,7 +122,8 @@ RETURN = r"""
 plan:
   description:
     - The command of replica C(k) is C(vllm serve <model_path> <replicas[k].options...>), with C(replicas[k].env).
-    - C(mode) (replicas or tensor_parallel), C(tensor_parallel_size), C(weight_format), C(max_model_len), C(max_num_seqs),
+    - C(mode) (replicas or tensor_parallel), C(tensor_parallel_size), C(weight_format), C(kv_cache_dtype), C(max_model_len),
+      C(max_num_seqs),
       C(served_model_name), C(model_path), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env),
       C(options)), C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version).
   returned: success
@@ -132,7 +139,8 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import W
 
 # The wishes' types; their allowed values come from the planner (WISH_CHOICES), their defaults too.
 WISH_TYPES = {
-    "gpus": "raw", "mode": "str", "tensor_parallel_size": "int", "weight_format": "str", "max_model_len": "int",
+    "gpus": "raw", "mode": "str", "tensor_parallel_size": "int", "weight_format": "str", "kv_cache_dtype": "str",
+    "max_model_len": "int",
     "max_num_seqs": "int", "tokens_per_seq": "int", "gpu_memory_utilization": "float", "enforce_eager": "bool",
     "numa": "str", "host": "str", "base_port": "int", "served_model_name": "str", "shutdown_timeout": "int",
     "extra_args": "list",

@@ -139,6 +139,39 @@ def test_cuda_graphs_stay_on_unless_eager_is_asked(rtx4090x2):
     assert any("debug switch" in w for w in p["warnings"])
 
 
+QWEN3_4B_REAL_LIMIT = dict(QWEN3_4B, max_position_embeddings=40960)  # the lent runs' model folder
+
+
+def test_the_options_measured_under_a_4090s_budget_are_the_plan_for_one_4090(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, version="0.33.0")
+    # tests/fixtures/bench/vllm-0.25.0-h200-4090budget/plan ran these (not --shutdown-timeout: it only drains)
+    assert p["replicas"][0]["options"][6:] == ["--max-model-len", "32768", "--max-num-seqs", "55",
+                                               "--gpu-memory-utilization", "0.90", "--shutdown-timeout", "30",
+                                               "--quantization", "fp8"]
+    d = keyed(p)["kv_cache_dtype"]
+    assert d["value"] == "auto" and "1.40x" in d["reason"] and "0.96x in single-stream decode" in d["reason"]
+    assert p["kv_cache_dtype"] == "auto" and "--kv-cache-dtype" not in p["replicas"][0]["options"]
+
+
+def test_an_fp8_kv_cache_is_asked_for_and_sized_for_twice_the_tokens(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    auto = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT)
+    fp8 = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, kv_cache_dtype="fp8")
+    assert fp8["estimates"]["kv_bytes_per_token"] * 2 == auto["estimates"]["kv_bytes_per_token"]
+    assert fp8["estimates"]["kv_tokens_per_replica"] == 2 * auto["estimates"]["kv_tokens_per_replica"]
+    # the 110 sequences the measured FP8 run used
+    assert (auto["max_num_seqs"], fp8["max_num_seqs"]) == (55, 110)
+    opts = fp8["replicas"][0]["options"]
+    assert opts[opts.index("--kv-cache-dtype") + 1] == "fp8" and fp8["kv_cache_dtype"] == "fp8"
+    assert "(asked)" in keyed(fp8)["kv_cache_dtype"]["reason"] and not fp8["warnings"]
+    # the seed's vLLM has the option too; an Ampere card gets a warning, not a refusal
+    assert "--kv-cache-dtype" in plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, version="0.6.3",
+                                      kv_cache_dtype="fp8")["replicas"][0]["options"]
+    ampere = plan([dict(gpus[0], compute_capability="8.6")], p2p, QWEN3_4B_REAL_LIMIT, kv_cache_dtype="fp8")
+    assert any("never measured" in w for w in ampere["warnings"])
+
+
 def test_older_gpus_get_fp16_or_bf16_not_fp8():
     turing = [{"index": 0, "name": "Tesla T4", "compute_capability": "7.5", "memory_total_mib": 15360, "numa_node": None}]
     p = plan(turing, {}, QWEN25_3B, version="0.6.3")
@@ -151,8 +184,10 @@ def test_older_gpus_get_fp16_or_bf16_not_fp8():
 
 def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
     gpus, p2p = rtx4090x2
-    p = plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching", "--kv-cache-dtype", "fp8"])
-    assert p["replicas"][1]["options"][-3:] == ["--enable-prefix-caching", "--kv-cache-dtype", "fp8"]
+    p = plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching", "--seed", "7"])
+    assert p["replicas"][1]["options"][-3:] == ["--enable-prefix-caching", "--seed", "7"]
+    with pytest.raises(sp.PlanError, match=r"--kv-cache-dtype is set by the serving plan; use vllm_service_kv_cache_dtype"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--kv-cache-dtype", "fp8"])
     with pytest.raises(sp.PlanError, match=r"vllm_service_extra_args: --swap-space is not an option of vllm serve "
                                            r"in vLLM 0\.33\.0"):
         plan(gpus, p2p, QWEN25_3B, extra_args=["--swap-space", "4"])          # removed after 0.6
@@ -175,6 +210,7 @@ def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
     ({"weight_format": "int3"}, "vllm_service_weight_format=int3; choose one of"),
     ({"weight_format": "checkpoint"}, "vllm_service_weight_format=checkpoint, but the model has no quantization_config"),
     ({"mode": "sharded"}, "vllm_service_mode=sharded; choose one of auto, replicas, tensor_parallel"),
+    ({"kv_cache_dtype": "fp8_e5m2"}, "vllm_service_kv_cache_dtype=fp8_e5m2; choose one of auto, fp8"),
     ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be between"),
 ])
 def test_bad_wishes_fail_naming_the_variable(rtx4090x2, wishes, words):
