@@ -22,7 +22,7 @@ spec.loader.exec_module(unit_sandbox)
 def render_unit():
     """The role's unit template rendered with its defaults (the private names as vars/main.yml gives them)."""
     values = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
-    values.update(ansible_managed="managed", __vllm_service_user="vllm", __vllm_service_venv="/opt/llmhost/vllm/venv",
+    values.update(ansible_managed="managed", __vllm_service_user="vllm", vllm_service_venv_path="/opt/llmhost/vllm/venv",
                   __vllm_service_secrets_file="/etc/llmhost/vllm/secrets.env")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.from_string((ROLE / "templates" / "vllm@.service.j2").read_text()).render(**values)

@@ -115,6 +115,8 @@ def test_without_check_the_burnin_installs_stress_ng_and_changes_nothing_else(ho
     assert installed and installed.group(1).startswith("changed: [llmhost-ctr]"), out[-4000:]
     # the install is the one change on the host; the others are the report written on the controller
     assert len(re.findall(r"^changed: \[llmhost-ctr\]", out, re.M)) == 1 and changed >= 1, out[-4000:]
+    # stress-ng ran as an async job: its job file (command line and output) is not left behind
+    assert host.run("grep -ls stress-ng /root/.ansible_async/*").stdout == ""
 
 
 def test_the_bandwidth_stand_in_all_reduces_through_torch_distributed(doctor_under_load):
