@@ -90,6 +90,17 @@ def test_the_tag_came_through_the_mirror_and_the_stamp_records_the_build(host, b
     assert "Successfully built vllm" in host.file(BUILD + "/build.log").content_string
 
 
+def test_pip_gets_the_rest_of_the_lock_line_by_line(host, built):
+    """The lock without vLLM (which the build provides) is what pip installs: one requirement per line.
+    Under ansible-core 2.19 a "\\n" written in a folded block stayed two characters, so this file was
+    one line, a comment, and pip installed none of the lock (fixed in _common/tasks/venv.yml)."""
+    assert built[1] == 0
+    lock = host.file(HOME + "/requirements.lock").content_string.splitlines()
+    without = host.file(HOME + "/requirements-without-vllm.lock").content_string
+    assert without.splitlines() == [line for line in lock if not line.startswith("vllm==")], without[:300]
+    assert host.check_output("%s/bin/python -c \"import importlib.metadata as m; print(m.version('packaging'))\"" % VENV) == "26.4"
+
+
 def test_a_second_run_builds_and_installs_nothing(host, built, playbook):
     assert built[1] == 0
     before = host.check_output("stat -c '%%n %%Y' %s/*/vllm-*.whl %s/build.log %s/vllm/_C.abi3.so" % (CACHE, BUILD, SITE))
