@@ -1,0 +1,55 @@
+"""path_info on real files: what is at each path, the text of the files asked for, errors instead of
+failures, and nothing written."""
+import os
+
+import pytest
+from ansible_collections.llmhost.vllm.plugins.modules import path_info
+
+
+@pytest.fixture
+def run(run_main):
+    def run_path_info(args, check=False):
+        return run_main(path_info.main, dict(args, _ansible_check_mode=check))
+    return run_path_info
+
+
+def test_looks_and_reads_in_one_run(run, tmp_path):
+    (tmp_path / "out").mkdir(mode=0o750)
+    (tmp_path / "out" / "stamp.json").write_text('{"tool": "x"}\n')
+    (tmp_path / "link").symlink_to(tmp_path / "out" / "stamp.json")
+    missing = str(tmp_path / "out.previous" / "stamp.json")
+    result = run({"paths": [str(tmp_path / "out")],
+                  "read": [str(tmp_path / "out" / "stamp.json"), str(tmp_path / "link"), missing]})
+    found = result["paths"]
+    assert result["changed"] is False
+    assert found[str(tmp_path / "out")] == {"exists": True, "type": "directory", "size": found[str(tmp_path / "out")]["size"],
+                                             "mode": "0750"}
+    assert found[str(tmp_path / "out" / "stamp.json")]["content"] == '{"tool": "x"}\n'
+    assert found[str(tmp_path / "link")]["type"] == "link" and found[str(tmp_path / "link")]["content"] == '{"tool": "x"}\n'
+    assert found[missing] == {"exists": False}
+    assert sorted(os.listdir(tmp_path)) == ["link", "out"], "nothing written"
+
+
+def test_a_folder_asked_to_be_read_is_only_looked_at(run, tmp_path):
+    found = run({"read": [str(tmp_path)]})["paths"][str(tmp_path)]
+    assert found["type"] == "directory" and "content" not in found and "error" not in found
+
+
+def test_a_file_too_large_or_unreadable_is_an_error_not_a_failure(run, tmp_path):
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 65)
+    big.chmod(0o644)
+    locked = tmp_path / "locked"
+    locked.write_text("secret")
+    locked.chmod(0)
+    result = run({"read": [str(big), str(locked)], "read_max": 64}, check=True)
+    assert result["paths"][str(big)] == {"exists": True, "type": "file", "size": 65, "mode": "0644",
+                                         "error": "larger than 64 bytes"}
+    if os.geteuid() != 0:
+        assert "content" not in result["paths"][str(locked)] and result["paths"][str(locked)]["error"]
+
+
+def test_bad_bytes_are_replaced_not_raised(run, tmp_path):
+    path = tmp_path / "bin"
+    path.write_bytes(b"ok\xff\n")
+    assert run({"read": [str(path)]})["paths"][str(path)]["content"] == "ok\ufffd\n"
