@@ -19,19 +19,47 @@ description:
     permissions than asked is ever visible at O(path).
   - O(content) is never logged on the host, nor shown in the task's output (it may hold a secret). Use C(no_log)
     on the task as well when the diff would show one.
+  - O(files) settles several files in the same single run on the host, one after the other in the order given
+    (a later file's O(files[].validate) sees the earlier ones in place). Each file is replaced atomically on its
+    own; the first one that fails stops the run, and the files before it stay written.
 options:
   path:
-    description: The file to write. Its folder must exist.
+    description: The file to write. Its folder must exist. Give O(path) and O(content), or O(files).
     type: path
-    required: true
     aliases: [dest]
   content:
     description: The whole content, as text (written as UTF-8).
     type: str
-    required: true
   validate:
     description: A command run on the new content before it replaces O(path); C(%s) is the temporary file's path.
     type: str
+  files:
+    description:
+      - Several files, each with its own O(files[].path) and O(files[].content). O(owner), O(group) and O(mode)
+        given to the task are every file's, unless the file gives its own.
+    type: list
+    elements: dict
+    suboptions:
+      path:
+        description: The file to write. Its folder must exist.
+        type: path
+        required: true
+      content:
+        description: The whole content, as text (written as UTF-8).
+        type: str
+        required: true
+      validate:
+        description: As O(validate), for this file.
+        type: str
+      owner:
+        description: As O(owner), for this file.
+        type: str
+      group:
+        description: As O(group), for this file.
+        type: str
+      mode:
+        description: As O(mode), for this file.
+        type: raw
 extends_documentation_fragment:
   - ansible.builtin.files
 attributes:
@@ -53,6 +81,15 @@ EXAMPLES = r"""
     group: root
     mode: "0644"
 
+- name: Write pip's sources (0600) and the lock beside a venv, in one round trip
+  llmhost.vllm.file_content:
+    files:
+      - {path: /opt/llmhost/vllm/pip.conf, content: "{{ lookup('ansible.builtin.template', 'pip.conf.j2') }}", mode: "0600"}
+      - {path: /opt/llmhost/vllm/requirements.lock, content: "{{ lock }}"}
+    owner: root
+    group: root
+    mode: "0644"
+  no_log: true
 - name: Write Prometheus's rules, checked by promtool before they replace the old ones
   llmhost.vllm.file_content:
     path: /etc/prometheus/rules/llmhost.yml
@@ -64,17 +101,22 @@ EXAMPLES = r"""
 RETURN = r"""
 path:
   description: The file written.
-  returned: always
+  returned: with O(path)
   type: str
   sample: /etc/sysctl.d/90-llmhost.conf
 content_changed:
   description: Whether the content differed (or the file was missing).
-  returned: always
+  returned: with O(path)
   type: bool
 checksum:
   description: SHA-1 of the new content, as C(ansible.builtin.copy) returns it.
-  returned: always
+  returned: with O(path)
   type: str
+files:
+  description: With O(files), each file's RV(path), RV(content_changed), RV(checksum) and C(changed), in order.
+  returned: with O(files)
+  type: list
+  elements: dict
 """
 
 import errno
@@ -97,16 +139,15 @@ def read_current(path):
         return None
 
 
-def file_args_for(module, path):
-    """The owner/group/mode/SELinux arguments, aimed at another path (the temporary file)."""
-    args = module.load_file_common_arguments(module.params)
+def file_args_for(module, params, path):
+    """The owner/group/mode/SELinux arguments of ``params``, aimed at ``path`` (the file or its temporary file)."""
+    args = module.load_file_common_arguments(params)
     args["path"] = path
     return args
 
 
-def validate(module, tmp_path):
+def validate(module, command, tmp_path):
     """Run the validate command on the temporary file; fail (leaving the old file) when it refuses."""
-    command = module.params["validate"]
     if "%s" not in command:
         module.fail_json(msg="validate must contain %%s: %s" % command)
     rc, out, err = module.run_command(command % tmp_path)
@@ -114,9 +155,10 @@ def validate(module, tmp_path):
         module.fail_json(msg="validate refused the new content (rc %d): %s" % (rc, err or out), stdout=out, stderr=err)
 
 
-def replace(module, tmp_path, path, data):
-    """Rename the temporary file over path; where a rename cannot work (a file bind-mounted into a
+def replace(module, params, tmp_path, data):
+    """Rename the temporary file over the path; where a rename cannot work (a file bind-mounted into a
     container: EBUSY) and unsafe_writes allows it, write in place instead, as Ansible's file modules do."""
+    path = params["path"]
     try:
         os.replace(tmp_path, path)
     except OSError as err:
@@ -124,11 +166,12 @@ def replace(module, tmp_path, path, data):
             module.fail_json(msg="could not rename the new content over %s: %s" % (path, err))
         with open(path, "wb") as out:
             out.write(data)
-        module.set_fs_attributes_if_different(file_args_for(module, path), False)
+        module.set_fs_attributes_if_different(file_args_for(module, params, path), False)
 
 
-def write_new(module, path, data):
-    """Temporary file in the same folder, its attributes set, validated, then renamed over path."""
+def write_new(module, params, data):
+    """Temporary file in the same folder, its attributes set, validated, then renamed over the path."""
+    path = params["path"]
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         module.fail_json(msg="the folder of %s does not exist" % path)
@@ -136,21 +179,19 @@ def write_new(module, path, data):
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        module.set_fs_attributes_if_different(file_args_for(module, tmp_path), False)
-        if module.params["validate"]:
-            validate(module, tmp_path)
-        replace(module, tmp_path, path, data)
+        module.set_fs_attributes_if_different(file_args_for(module, params, tmp_path), False)
+        if params["validate"]:
+            validate(module, params["validate"], tmp_path)
+        replace(module, params, tmp_path, data)
     finally:
         if os.path.exists(tmp_path):
             os.unlink(tmp_path)
 
 
-def run(module):
-    # no_log on content keeps it out of the host's log (written when the module starts); past that
-    # point Ansible would also blank it out of every message and of the diff.
-    module.no_log_values.discard(module.params["content"])
-    path = module.params["path"]
-    data = to_bytes(module.params["content"], errors="surrogate_or_strict")
+def settle(module, params):
+    """Make params["path"] hold params["content"] with params' attributes. Returns (changed, result, diff)."""
+    path = params["path"]
+    data = to_bytes(params["content"], errors="surrogate_or_strict")
     try:
         current = read_current(path)
     except ValueError as err:
@@ -160,29 +201,78 @@ def run(module):
     if result["content_changed"]:
         diff.update(before=(current or b"").decode("utf-8", "replace"), after=data.decode("utf-8", "replace"))
         if not module.check_mode:
-            write_new(module, path, data)
-        changed = True
+            write_new(module, params, data)
+        return True, result, diff
+    return module.set_fs_attributes_if_different(file_args_for(module, params, path), False, diff), result, diff
+
+
+def each_file(module):
+    """The parameters of every file to settle: the task's own, or one set per O(files) entry (its owner,
+    group and mode, else the task's)."""
+    if not module.params["files"]:
+        return [module.params]
+    specs = []
+    for entry in module.params["files"]:
+        params = dict(module.params, validate=None, files=None)
+        params.update((key, value) for key, value in entry.items() if value is not None)
+        specs.append(params)
+    return specs
+
+
+def run(module):
+    # no_log on content keeps it out of the host's log (written when the module starts); past that
+    # point Ansible would also blank it out of every message and of the diff.
+    specs = each_file(module)
+    for params in specs:
+        module.no_log_values.discard(params["content"])
+    settled = [settle(module, params) for params in specs]
+    changed = any(item[0] for item in settled)
+    if module.params["files"]:
+        result = {"files": [dict(item[1], changed=item[0]) for item in settled]}
+        diff = [item[2] for item in settled]
     else:
-        changed = module.set_fs_attributes_if_different(file_args_for(module, path), False, diff)
+        result, diff = settled[0][1], settled[0][2]
     if module._diff:
         result["diff"] = diff
-    module.exit_json(changed=changed, invocation={"module_args": shown_args(module, data)}, **result)
+    module.exit_json(changed=changed, invocation={"module_args": shown_args(module)}, **result)
 
 
-def shown_args(module, data):
-    """The arguments as the task's output shows them: the content by its size and checksum only (the
+def hidden(content):
+    """A content as the task's output shows it: its size and checksum only."""
+    data = to_bytes(content, errors="surrogate_or_strict")
+    return "(%d bytes, sha1 %s)" % (len(data), hashlib.sha1(data).hexdigest())
+
+
+def shown_args(module):
+    """The arguments as the task's output shows them: every content by its size and checksum only (the
     diff may show it; a task holding a secret sets no_log itself)."""
-    return dict(module.params, content="(%d bytes, sha1 %s)" % (len(data), hashlib.sha1(data).hexdigest()))
+    if module.params["files"]:
+        return dict(module.params, files=[dict(entry, content=hidden(entry["content"])) for entry in module.params["files"]])
+    return dict(module.params, content=hidden(module.params["content"]))
+
+
+FILE_OPTIONS = dict(
+    path=dict(type="path", required=True),
+    content=dict(type="str", required=True, no_log=True),
+    validate=dict(type="str"),
+    owner=dict(type="str"),
+    group=dict(type="str"),
+    mode=dict(type="raw"),
+)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            path=dict(type="path", required=True, aliases=["dest"]),
-            content=dict(type="str", required=True, no_log=True),
+            path=dict(type="path", aliases=["dest"]),
+            content=dict(type="str", no_log=True),
             validate=dict(type="str"),
+            files=dict(type="list", elements="dict", options=FILE_OPTIONS),
         ),
         add_file_common_args=True,
+        required_one_of=[("path", "files")],
+        mutually_exclusive=[("path", "files"), ("content", "files"), ("validate", "files")],
+        required_together=[("path", "content")],
         supports_check_mode=True,
     )
     run(module)

@@ -102,3 +102,36 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe
     written = run({"path": str(path), "content": "new\n", "unsafe_writes": True, "mode": "0640"})
     assert written["changed"] and path.read_text() == "new\n" and mode_of(path) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["bind-mounted"]
+
+
+def test_several_files_in_one_run_each_with_its_own_attributes(run, tmp_path):
+    conf, lock = tmp_path / "pip.conf", tmp_path / "requirements.lock"
+    lock.write_text("a==1\n")
+    lock.chmod(0o644)
+    args = {"files": [{"path": str(conf), "content": "[global]\n", "mode": "0600"},
+                      {"path": str(lock), "content": "a==1\n"}], "mode": "0644"}
+    first = run(args, diff=True)
+    assert first["changed"] and [f["changed"] for f in first["files"]] == [True, False]
+    assert [f["content_changed"] for f in first["files"]] == [True, False]
+    assert mode_of(conf) == 0o600 and mode_of(lock) == 0o644 and conf.read_text() == "[global]\n"
+    assert [d["after_header"] for d in first["diff"]] == [str(conf), str(lock)]
+    assert "[global]" not in json.dumps(first["invocation"]), "contents are shown by size and checksum only"
+    assert run(args)["changed"] is False
+
+
+def test_a_later_file_is_validated_with_the_earlier_ones_in_place(run, tmp_path):
+    """nginx -t and promtool read the files a configuration includes: list order is write order."""
+    included, main = tmp_path / "clients.conf", tmp_path / "server.conf"
+    check = "sh -c 'grep -q ok %s && grep -qx key {}'".format(included)
+    result = run({"files": [{"path": str(included), "content": "key\n"},
+                            {"path": str(main), "content": "ok\n", "validate": check}]})
+    assert result["changed"] and main.read_text() == "ok\n"
+    refused = run({"files": [{"path": str(included), "content": "nokey\n"},
+                             {"path": str(main), "content": "ok again\n", "validate": check}]})
+    assert refused["failed"] and main.read_text() == "ok\n", "the refused file is left as it was"
+    assert included.read_text() == "nokey\n", "files before the refused one stay written (each is atomic on its own)"
+
+
+def test_files_and_path_do_not_mix(run, tmp_path):
+    result = run({"path": str(tmp_path / "a"), "content": "one file", "files": [{"path": str(tmp_path / "b"), "content": "another file"}]})
+    assert result["failed"] and "mutually exclusive" in result["msg"]
