@@ -2,7 +2,8 @@
 # Lists the versions a signed apt repository offers for some packages, without touching the
 # host's apt configuration: apt runs on a scratch state in a temporary folder, with the
 # repository's key as its only trust anchor, and the folder is removed on exit.
-# usage: apt-repo-probe.sh REPO_URL KEY_URL_OR_FILE PACKAGE...
+# usage: apt-repo-probe.sh REPO_URL KEY PACKAGE...  (KEY: a URL, a file, or - for the key's text in
+# $LLMHOST_REPO_KEY, so that no key file outside the temporary folder is shared between runs)
 # prints "PACKAGE VERSION" per version found; exits 3 when the repository cannot be read or verified.
 set -eu
 url=$1; key=$2; shift 2
@@ -13,6 +14,7 @@ mkdir -p "$t/parts" "$t/lists/partial" "$t/cache/archives/partial"
 chmod 0755 "$t"
 if id _apt >/dev/null 2>&1; then chown _apt "$t/lists/partial"; fi
 case "$key" in
+  -) printf '%s\n' "${LLMHOST_REPO_KEY:?no key text in LLMHOST_REPO_KEY}" > "$t/key.asc" ;;
   /*) cp "$key" "$t/key.asc" ;;
   *) /usr/lib/apt/apt-helper -q download-file "$key" "$t/key.asc" >"$t/key.log" 2>&1 \
        || { echo "cannot download the repository key from $key:" >&2; cat "$t/key.log" >&2; exit 3; } ;;
