@@ -121,3 +121,22 @@ def test_the_wait_is_bounded_by_its_timeout():
                                       ('{"data": "x"}', []), ("[]", [])])
 def test_listed_models(text, ids):
     assert logic.listed_models(text) == ids
+
+
+def test_what_the_module_answered_against_real_vllm():
+    """tests/device/ready_proof.sh on a lent H200: real vLLM 0.25.0 (dummy weights, an API key), asked at once
+    after its start. The module waited on /health through the model load, torch.compile and CUDA graph capture,
+    then saw the model listed and a completion; a wrong key and a port with nothing behind it were refused."""
+    import pathlib
+    record = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "device" / "vllm-ready-0.25.0-h200"
+    starting = json.loads((record / "starting.json").read_text())
+    (server,) = starting["servers"]
+    assert not starting.get("failed") and server["health_seconds"] > 60
+    assert server["models"] == ["qwen3-4b-shape"] and server["completion"].strip()
+    assert starting["invocation"]["module_args"]["api_key"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+    wrong_key = json.loads((record / "wrong_key.json").read_text())
+    assert wrong_key["failed"] and "/v1/models (HTTP 401)" in wrong_key["msg"]
+    nothing = json.loads((record / "nothing.json").read_text())
+    assert nothing["failed"] and nothing["msg"] == "http://127.0.0.1:8001/health did not answer 200 within 5 s"
+    assert [s["url"] for s in nothing["servers"]] == ["http://127.0.0.1:8000", "http://127.0.0.1:8001"]
+    assert "Starting vLLM server on http://127.0.0.1:8000" in (record / "server-lines.txt").read_text()
