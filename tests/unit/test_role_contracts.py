@@ -159,10 +159,9 @@ def test_a_role_reads_no_other_roles_private_names(role):
     assert not found, found
 
 
-# Writes that stay with the builtin modules: a copy of a folder on the host, the report written on the
-# controller, and a scratch key in /run for a probe that runs in check mode too.
-BUILTIN_WRITES = {("model", "install.yml", "copy"), ("host_report", "report.yml", "copy"),
-                  ("_common", "nvidia_repo_versions.yml", "copy")}
+# Writes that stay with the builtin modules: a copy of a folder on the host, and the report written on
+# the controller.
+BUILTIN_WRITES = {("model", "install.yml", "copy"), ("host_report", "report.yml", "copy")}
 
 
 def test_roles_write_files_in_one_round_trip():
