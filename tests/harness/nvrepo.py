@@ -139,8 +139,10 @@ def build(out):
     try:
         env = dict(os.environ, GNUPGHOME=str(gnupg))
         gpg = ["gpg", "--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", ""]
+        # No expiry: the repository is built once and kept in the test cache, and a key that expires
+        # turns its signature into EXPKEYSIG a day later (it did, with "1d").
         subprocess.run(gpg + ["--quick-gen-key", "llmhost.vllm test repository <tests@invalid>", "ed25519",
-                              "sign", "1d"], check=True, env=env)
+                              "sign", "never"], check=True, env=env)
         subprocess.run(gpg + ["--armor", "--export", "--output", str(repo / "3bf863cc.pub")], check=True, env=env)
         subprocess.run(gpg + ["--clearsign", "--output", str(repo / "InRelease"), str(repo / "Release")],
                        check=True, env=env)
