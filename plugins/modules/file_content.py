@@ -36,7 +36,7 @@ options:
   files:
     description:
       - Several files, each with its own O(files[].path) and O(files[].content). O(owner), O(group) and O(mode)
-        given to the task are every file's, unless the file gives its own.
+        given to the task are every file's; a file may give its own O(files[].mode).
     type: list
     elements: dict
     suboptions:
@@ -50,12 +50,6 @@ options:
         required: true
       validate:
         description: As O(validate), for this file.
-        type: str
-      owner:
-        description: As O(owner), for this file.
-        type: str
-      group:
-        description: As O(group), for this file.
         type: str
       mode:
         description: As O(mode), for this file.
@@ -207,8 +201,8 @@ def settle(module, params):
 
 
 def each_file(module):
-    """The parameters of every file to settle: the task's own, or one set per O(files) entry (its owner,
-    group and mode, else the task's)."""
+    """The parameters of every file to settle: the task's own, or one set per O(files) entry (its mode,
+    else the task's)."""
     if not module.params["files"]:
         return [module.params]
     specs = []
@@ -255,8 +249,6 @@ FILE_OPTIONS = dict(
     path=dict(type="path", required=True),
     content=dict(type="str", required=True, no_log=True),
     validate=dict(type="str"),
-    owner=dict(type="str"),
-    group=dict(type="str"),
     mode=dict(type="raw"),
 )
 
