@@ -73,7 +73,9 @@ def url_of(httpd):
 def test_a_ready_server_in_one_run(run, server):
     result = run({"urls": [url_of(server)]})
     assert result["rc"] == 0 and result["changed"] is False
-    assert result["servers"] == [{"url": url_of(server), "health_seconds": 0.0, "models": ["qwen"], "completion": " Yes"}]
+    # Ready at the first probe: no wait, only the time of one request (which a loaded machine stretches).
+    assert result["servers"][0].pop("health_seconds") < 1.0
+    assert result["servers"] == [{"url": url_of(server), "models": ["qwen"], "completion": " Yes"}]
     assert server.state["seen"] == ["/health", "/v1/models"]
     assert server.state["posted"] == [{"model": "qwen", "prompt": logic.PROMPT, "max_tokens": 8, "temperature": 0}]
 
@@ -81,7 +83,8 @@ def test_a_ready_server_in_one_run(run, server):
 def test_a_server_still_loading_is_waited_for(run, server):
     server.state["ready_at"] = time.monotonic() + 1.5
     result = run({"urls": [url_of(server) + "/"]})
-    assert result["rc"] == 0 and 1.0 <= result["servers"][0]["health_seconds"] <= 4.0, result
+    # It waited for the server (ready after 1.5 s), and stopped once it answered, well before the timeout (10 s).
+    assert result["rc"] == 0 and 1.0 <= result["servers"][0]["health_seconds"] <= 8.0, result
     assert server.state["seen"].count("/health") >= 2
 
 
