@@ -22,9 +22,11 @@ description:
   - O(files) settles several files in the same single run on the host, one after the other in the order given
     (a later file's O(files[].validate) sees the earlier ones in place). Each file is replaced atomically on its
     own; the first one that fails stops the run, and the files before it stay written.
+  - O(directories) makes the folders the files go in, in the same run and before any file, so that a re-run of an
+    unchanged host reaches it once for folders and files together.
 options:
   path:
-    description: The file to write. Its folder must exist. Give O(path) and O(content), or O(files).
+    description: The file to write. Its folder must exist or be one of O(directories). Give O(path) and O(content), or O(files).
     type: path
     aliases: [dest]
   content:
@@ -41,7 +43,7 @@ options:
     elements: dict
     suboptions:
       path:
-        description: The file to write. Its folder must exist.
+        description: The file to write. Its folder must exist or be one of O(directories).
         type: path
         required: true
       content:
@@ -54,6 +56,29 @@ options:
       mode:
         description: As O(mode), for this file.
         type: raw
+  directories:
+    description:
+      - Folders made before any file is written, in the order given, each with its missing parents (which get
+        the same attributes, as C(ansible.builtin.file) gives them). A folder in place is given the attributes
+        when they differ. A path that exists and is no folder fails the run before any file is written.
+      - A new folder is made owner-only (C(0700)) and given its attributes before its mode opens it.
+    type: list
+    elements: dict
+    suboptions:
+      path:
+        description: The folder.
+        type: path
+        required: true
+      mode:
+        description: The folder's mode (a folder never takes the files' O(mode)).
+        type: raw
+        required: true
+      owner:
+        description: The folder's owner; the task's O(owner) when not given.
+        type: str
+      group:
+        description: The folder's group; the task's O(group) when not given.
+        type: str
 extends_documentation_fragment:
   - ansible.builtin.files
 attributes:
@@ -84,6 +109,18 @@ EXAMPLES = r"""
     group: root
     mode: "0644"
   no_log: true
+
+- name: Make the folder (and its parents) and write a root-only token in it, in one round trip
+  llmhost.vllm.file_content:
+    directories:
+      - {path: /etc/llmhost, mode: "0755"}
+    path: /etc/llmhost/hf-token
+    content: "{{ hf_token }}\n"
+    owner: root
+    group: root
+    mode: "0600"
+  no_log: true
+
 - name: Write Prometheus's rules, checked by promtool before they replace the old ones
   llmhost.vllm.file_content:
     path: /etc/prometheus/rules/llmhost.yml
@@ -111,6 +148,12 @@ files:
   returned: with O(files)
   type: list
   elements: dict
+directories:
+  description: With O(directories), each folder's C(path), C(created) (it or a parent was missing) and C(changed).
+  returned: with O(directories)
+  type: list
+  elements: dict
+  sample: [{path: /etc/llmhost, created: false, changed: false}]
 """
 
 import errno
@@ -135,9 +178,7 @@ def read_current(path):
 
 def file_args_for(module, params, path):
     """The owner/group/mode/SELinux arguments of ``params``, aimed at ``path`` (the file or its temporary file)."""
-    args = module.load_file_common_arguments(params)
-    args["path"] = path
-    return args
+    return module.load_file_common_arguments(params, path=path)
 
 
 def validate(module, command, tmp_path):
@@ -200,6 +241,46 @@ def settle(module, params):
     return module.set_fs_attributes_if_different(file_args_for(module, params, path), False, diff), result, diff
 
 
+def dir_params(module, entry, path):
+    """The attribute arguments of one O(directories) entry (its owner and group, else the task's), aimed at
+    ``path``: the folder or one of the parents made for it."""
+    params = dict(module.params, mode=entry["mode"])
+    params.update((key, entry[key]) for key in ("owner", "group") if entry[key] is not None)
+    return file_args_for(module, params, path)
+
+
+def missing_parts(path):
+    """The folders of ``path`` that do not exist, outermost first; refuses a part that exists as no folder."""
+    missing = []
+    while not os.path.isdir(path):
+        if os.path.lexists(path):
+            raise ValueError("%s exists and is no folder" % path)
+        missing.insert(0, path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
+
+
+def settle_dir(module, entry):
+    """Make one O(directories) entry's folder (and its missing parents), each given the entry's attributes.
+    Returns (changed, result, diff)."""
+    path = entry["path"].rstrip("/") or "/"
+    try:
+        missing = missing_parts(path)
+    except ValueError as err:
+        module.fail_json(msg=str(err))
+    diff = {"before_header": path, "after_header": path}
+    if missing:
+        diff.update(before={"path": path, "state": "absent"}, after={"path": path, "state": "directory"})
+    for part in missing if not module.check_mode else []:
+        os.mkdir(part, 0o700)
+        module.set_fs_attributes_if_different(dir_params(module, entry, part), False)
+    changed = bool(missing) or module.set_fs_attributes_if_different(dir_params(module, entry, path), False, diff)
+    return changed, {"path": path, "created": bool(missing), "changed": changed}, diff
+
+
 def each_file(module):
     """The parameters of every file to settle: the task's own, or one set per O(files) entry (its mode,
     else the task's)."""
@@ -219,13 +300,17 @@ def run(module):
     specs = each_file(module)
     for params in specs:
         module.no_log_values.discard(params["content"])
+    folders = [settle_dir(module, entry) for entry in module.params["directories"] or []]
     settled = [settle(module, params) for params in specs]
-    changed = any(item[0] for item in settled)
+    changed = any(item[0] for item in folders + settled)
     if module.params["files"]:
         result = {"files": [dict(item[1], changed=item[0]) for item in settled]}
         diff = [item[2] for item in settled]
     else:
         result, diff = settled[0][1], settled[0][2]
+    if module.params["directories"]:
+        result["directories"] = [item[1] for item in folders]
+        diff = [item[2] for item in folders] + (diff if isinstance(diff, list) else [diff])
     if module._diff:
         result["diff"] = diff
     module.exit_json(changed=changed, invocation={"module_args": shown_args(module)}, **result)
@@ -252,6 +337,13 @@ FILE_OPTIONS = dict(
     mode=dict(type="raw"),
 )
 
+DIR_OPTIONS = dict(
+    path=dict(type="path", required=True),
+    mode=dict(type="raw", required=True),
+    owner=dict(type="str"),
+    group=dict(type="str"),
+)
+
 
 def main():
     module = AnsibleModule(
@@ -260,6 +352,7 @@ def main():
             content=dict(type="str", no_log=True),
             validate=dict(type="str"),
             files=dict(type="list", elements="dict", options=FILE_OPTIONS),
+            directories=dict(type="list", elements="dict", options=DIR_OPTIONS),
         ),
         add_file_common_args=True,
         required_one_of=[("path", "files")],

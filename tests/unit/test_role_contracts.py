@@ -172,3 +172,31 @@ def test_roles_write_files_in_one_round_trip():
         for module in re.findall(r"^\s*(?:- )?ansible\.builtin\.(template|copy):", path.read_text(), re.M):
             found.add((path.parts[-3], path.name, module))
     assert found == BUILTIN_WRITES
+
+
+# A folder task right before a file_content task that does not write in it: they cannot be one run.
+UNRELATED_FOLDERS = {
+    ("benchmark", "run.yml", "Create the run's folder"),  # the key is written in benchmark_home, not in the run's folder
+    ("model", "install.yml", "Create the model store"),  # made whether or not the token (the next task) is written
+}
+
+
+def flat_tasks(items):
+    for task in items or []:
+        if "block" in task:
+            yield from flat_tasks(task["block"])
+        else:
+            yield task
+
+
+def test_a_folder_is_made_in_the_run_that_writes_in_it():
+    """file_content's directories: a folder task followed by the write of a file in it is a second
+    round trip on every re-run."""
+    found = set()
+    for path in sorted((ROOT / "roles").glob("*/tasks/*.yml")):
+        tasks = list(flat_tasks(yaml.safe_load(path.read_text())))
+        for task, after in zip(tasks, tasks[1:]):
+            made = task.get("ansible.builtin.file") or {}
+            if made.get("state") == "directory" and "llmhost.vllm.file_content" in after:
+                found.add((path.parts[-3], path.name, task["name"]))
+    assert found == UNRELATED_FOLDERS

@@ -135,3 +135,37 @@ def test_a_later_file_is_validated_with_the_earlier_ones_in_place(run, tmp_path)
 def test_files_and_path_do_not_mix(run, tmp_path):
     result = run({"path": str(tmp_path / "a"), "content": "one file", "files": [{"path": str(tmp_path / "b"), "content": "another file"}]})
     assert result["failed"] and "mutually exclusive" in result["msg"]
+
+
+def test_folders_and_their_parents_are_made_before_the_files_then_left_alone(run, tmp_path):
+    top, facts = tmp_path / "etc" / "llmhost", tmp_path / "etc" / "llmhost" / "facts.d"
+    args = {"directories": [{"path": str(facts), "mode": "0750"}],
+            "path": str(facts / "model.fact"), "content": "{}\n", "mode": "0644"}
+    first = run(args, diff=True)
+    assert first["changed"] and first["directories"] == [{"path": str(facts), "created": True, "changed": True}]
+    assert facts.joinpath("model.fact").read_text() == "{}\n"
+    assert mode_of(facts) == 0o750 and mode_of(top) == 0o750, "a parent made for a folder gets its attributes"
+    assert first["diff"][0]["after"] == {"path": str(facts), "state": "directory"} and len(first["diff"]) == 2
+    again = run(args)
+    assert again["changed"] is False and again["directories"][0] == {"path": str(facts), "created": False, "changed": False}
+
+
+def test_a_folder_in_place_is_mended_and_check_mode_makes_none(run, tmp_path):
+    there, new = tmp_path / "there", tmp_path / "new" / "deeper"
+    there.mkdir(mode=0o777)
+    there.chmod(0o777)
+    args = {"directories": [{"path": str(there), "mode": "0755"}, {"path": str(new), "mode": "0700"}],
+            "files": [{"path": str(new / "token"), "content": "secret\n"}], "mode": "0600"}
+    planned = run(args, check=True)
+    assert planned["changed"] and [d["created"] for d in planned["directories"]] == [False, True]
+    assert mode_of(there) == 0o777 and not (tmp_path / "new").exists(), "check mode makes and mends nothing"
+    done = run(args)
+    assert mode_of(there) == 0o755 and mode_of(new) == 0o700 and (new / "token").read_text() == "secret\n"
+    assert [d["changed"] for d in done["directories"]] == [True, True]
+
+
+def test_a_folder_path_that_is_a_file_fails_before_any_file_is_written(run, tmp_path):
+    (tmp_path / "plain").write_text("a file\n")
+    result = run({"directories": [{"path": str(tmp_path / "plain" / "sub"), "mode": "0755"}],
+                  "path": str(tmp_path / "out"), "content": "x\n"})
+    assert result["failed"] and "is no folder" in result["msg"] and not (tmp_path / "out").exists()
