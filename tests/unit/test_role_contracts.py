@@ -182,9 +182,11 @@ UNRELATED_FOLDERS = {
 
 
 def flat_tasks(items):
+    """The tasks of a task file in their order, those inside block, rescue and always included."""
     for task in items or []:
         if "block" in task:
-            yield from flat_tasks(task["block"])
+            for part in ("block", "rescue", "always"):
+                yield from flat_tasks(task.get(part))
         else:
             yield task
 
