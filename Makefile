@@ -81,6 +81,8 @@ locks:
 	test -x .cache/uv/bin/uv || { $(PYTHON) -m venv .cache/uv && .cache/uv/bin/pip install -q uv==0.13.9; }
 	$(UV_COMPILE) $(LOCKS)/seed-vllm.in --python-version 3.10 --python-platform x86_64-manylinux_2_17 \
 	  --exclude-newer 2024-10-21T00:00:00Z --exclude-newer-package pyairports=2026-11-01T00:00:00Z -o $(LOCKS)/seed-vllm.txt
+	$(UV_COMPILE) $(LOCKS)/seed-vllm.in --python-version 3.11 --python-platform x86_64-manylinux_2_17 \
+	  --exclude-newer 2024-10-21T00:00:00Z --exclude-newer-package pyairports=2026-11-01T00:00:00Z -o $(LOCKS)/seed-vllm-py311.txt
 	$(UV_COMPILE) $(LOCKS)/seed-autoawq.in --python-version 3.10 --python-platform x86_64-manylinux_2_28 \
 	  --exclude-newer 2024-10-21T00:00:00Z -o $(LOCKS)/seed-autoawq.txt
 	$(UV_COMPILE) $(LOCKS)/seed-autoawq.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \

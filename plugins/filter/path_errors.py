@@ -27,6 +27,12 @@ options:
     description: Name to the folders its file must sit in.
     type: dict
     default: {}
+  read_only:
+    description:
+      - Names of paths the role only reads (a CUDA toolkit, a source archive); they may lie in system folders such as C(/usr).
+    type: list
+    elements: str
+    default: []
 author: llmhost.vllm maintainers (@llmhost)
 """
 
@@ -49,8 +55,8 @@ _value:
 from ansible_collections.llmhost.vllm.plugins.module_utils.paths import errors
 
 
-def path_errors(paths, optional=None, dropins=None):
-    return errors(paths, optional or (), dropins or {})
+def path_errors(paths, optional=None, dropins=None, read_only=None):
+    return errors(paths, optional or (), dropins or {}, read_only or ())
 
 
 class FilterModule:

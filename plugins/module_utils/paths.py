@@ -22,8 +22,9 @@ SYSTEM_DIRS = frozenset([
 ])
 
 
-def path_problem(value, min_depth=2):
-    """Why ``value`` is not a plain absolute path at least ``min_depth`` parts deep; None when it is."""
+def path_problem(value, min_depth=2, read_only=False):
+    """Why ``value`` is not a plain absolute path at least ``min_depth`` parts deep; None when it is.
+    A ``read_only`` path (a toolkit or source the roles only read) may be a system folder such as ``/usr``."""
     if not isinstance(value, str) or not value.startswith("/"):
         return "is not an absolute path"
     parts = value.rstrip("/").split("/")[1:] if value != "/" else []
@@ -32,19 +33,22 @@ def path_problem(value, min_depth=2):
     bad = [part for part in parts if not _PART_RE.match(part)]
     if bad:
         return "has characters other than letters, digits and . _ - + @ (in %r)" % bad[0]
+    if read_only:
+        return None if parts else "is / itself"
     if len(parts) < min_depth or "/" + "/".join(parts) in SYSTEM_DIRS:
         return "is a system folder or too close to one (at least %d levels below /, such as /var/cache/llmhost)" % min_depth
     return None
 
 
-def errors(paths, optional=(), dropins=None):
+def errors(paths, optional=(), dropins=None, read_only=()):
     """Sentences naming each bad variable. ``paths`` maps variable names to values; names in ``optional``
-    may be empty (the role then uses its default); ``dropins`` maps a name to the folders it must sit in."""
+    may be empty (the role then uses its default); ``dropins`` maps a name to the folders it must sit in;
+    names in ``read_only`` are only read (a toolkit, a source archive) and may lie in system folders."""
     out = []
     for name, value in sorted((paths or {}).items()):
         if value in ("", None) and name in optional:
             continue
-        problem = path_problem(value)
+        problem = path_problem(value, read_only=name in read_only)
         folders = (dropins or {}).get(name)
         if problem is None and folders and value.rsplit("/", 1)[0] not in folders:
             problem = "must be a file directly in %s (a drop-in, never the distribution's own file)" % " or ".join(folders)

@@ -5,5 +5,5 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 "$HARNESS_DIR/host-deps.sh" lint
 cd "$REPO_ROOT"
-shellcheck tests/harness/*.sh .ci/run
+shellcheck tests/harness/*.sh tests/build/*.sh roles/*/files/*.sh .ci/run
 ansible-lint --strict

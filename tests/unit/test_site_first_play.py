@@ -35,6 +35,14 @@ FIRST_PLAY = [
     ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
      "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
     ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
+    # offline sources are only read: a system folder would do, a relative or odd path would not
+    ({"vllm_install_flash_attn_src": "sources/flash-attention", "model_revision": "0" * 40},
+     "vllm_install_flash_attn_src='sources/flash-attention' is not an absolute path"),
+    ({"vllm_install_cuda_home": "/usr/local/cuda 12.1", "model_revision": "0" * 40},
+     "vllm_install_cuda_home='/usr/local/cuda 12.1' has characters other than"),
+    # the current profile's build names no CUTLASS clone for the role to tag
+    ({"vllm_install_cutlass_src": "/srv/src/cutlass-v3.5.1.tar.gz", "model_revision": "0" * 40},
+     "vllm_install_cutlass_src=/srv/src/cutlass-v3.5.1.tar.gz: stack profile current names no CUTLASS clone"),
     # a valid token passes model's check, so the refusal is quantize's, which comes after it
     ({"quantize_state": "present", "quantize_group_size": 256, "model_revision": "0" * 40,
       "model_hf_token": "hf_ValidTokenOfTheTest0123456789"},

@@ -1,6 +1,8 @@
 """vllm_install's `source` method (the seed profile's default) on a real systemd host: the role's own tasks
 fetch the profile's tag through a git mirror, build a wheel with a real nvcc for TORCH_CUDA_ARCH_LIST=8.9,
-install it over a same-version vLLM already in the venv, and verify it with a real cuobjdump.
+install it over a same-version vLLM already in the venv, and verify it with a real cuobjdump. The build's
+two clones (CUTLASS, flash-attention) come from the offline-source variables, folders and archives on the
+host, with no network; a later run takes vLLM's own source from an archive instead of the git mirror.
 
 STAND-INS, labelled as such: the source tree is tests/harness/vllm_standin/source (two CUDA extensions,
 vllm/_C and vllm/_moe_C, and no engine), and the CUDA toolkit is assembled from NVIDIA's CUDA 13.2 PyPI
@@ -20,6 +22,8 @@ CUDA = "/srv/llmhost-test/cuda"
 CACHE = "/var/cache/llmhost/wheels-source-test"
 BUILD = "/var/tmp/llmhost-vllm-build"
 UPSTREAM = "https://github.com/vllm-project/vllm.git"
+OFFLINE = "/srv/llmhost-test/offline"
+CUTLASS_URL = "https://github.com/nvidia/cutlass.git"
 SAME_VERSION = "/srv/llmhost-test/wheels/vllm-0.33.0-py3-none-any.whl"  # the serving stand-in, no extensions
 SOURCE = ["-e", json.dumps({
     "vllm_install_method": "source",
@@ -33,7 +37,19 @@ SOURCE = ["-e", json.dumps({
     "vllm_install_wheel_cache": CACHE,
     "vllm_install_build_poll": 2,
     "vllm_install_build_min_free_gib": 1,   # the stand-in tree builds in a few MiB; 20 GiB is for vLLM's own
+    # the scenario's profile (current) names no CUTLASS clone; the stand-in's clones.txt names seed's
+    "llmhost_stack_overrides": {"vllm": {"build_clones": {"cutlass": {"url": CUTLASS_URL, "ref": "v3.5.1"}}}},
+    "vllm_install_flash_attn_src": OFFLINE + "/flash-attention",
+    "vllm_install_flash_attn_cutlass_src": OFFLINE + "/cutlass-v3.4.0.tar.gz",
+    "vllm_install_cutlass_src": OFFLINE + "/cutlass-v3.5.1.tar.gz",
 })]
+# The offline sources as GitHub's archives have them: flash-attention's csrc/cutlass submodule empty, each
+# archive with one top folder; a VERSION file says which CUTLASS the stand-in's build got.
+MAKE_OFFLINE = """set -e; rm -rf {o}; mkdir -p {o}/flash-attention/csrc/cutlass {o}/w
+echo stand-in flash-attention > {o}/flash-attention/README
+for v in 3.4.0 3.5.1; do mkdir -p {o}/w/cutlass-$v/include/cutlass; echo $v > {o}/w/cutlass-$v/VERSION
+  echo '#define CUTLASS_VERSION "'$v'"' > {o}/w/cutlass-$v/include/cutlass/version.h
+  tar -C {o}/w -czf {o}/cutlass-v$v.tar.gz cutlass-$v; done; rm -rf {o}/w""".format(o=OFFLINE)
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +65,7 @@ def built(host, playbook):
     if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
         return None
     host.run("rm -rf %s %s %s" % (HOME, CACHE, BUILD))
+    host.run_expect([0], MAKE_OFFLINE)
     host.run_expect([0], "/usr/bin/python3.11 -m venv %s && %s/bin/pip install -q --no-index --no-deps %s"
                     % (VENV, VENV, SAME_VERSION))
     t0 = time.monotonic()
@@ -90,6 +107,24 @@ def test_the_tag_came_through_the_mirror_and_the_stamp_records_the_build(host, b
     assert "Successfully built vllm" in host.file(BUILD + "/build.log").content_string
 
 
+def test_the_build_got_its_clones_from_the_offline_sources(host, built):
+    """flash-attention through VLLM_FLASH_ATTN_SRC_DIR with its empty submodule filled by CUTLASS 3.4.0, and
+    vLLM's CUTLASS 3.5.1 cloned by its upstream URL at its tag: from the local repository the role made."""
+    assert built[1] == 0
+    log = host.file(BUILD + "/build.log").content_string
+    deps = BUILD + "/sources"
+    assert "STAND-IN dependency: flash_attn from VLLM_FLASH_ATTN_SRC_DIR=%s/flash-attention" % deps in log, log[-2000:]
+    assert "STAND-IN dependency: flash_attn's CUTLASS: 3.4.0" in log
+    assert "STAND-IN dependency: cutlass cloned from %s at v3.5.1" % CUTLASS_URL in log
+    assert "STAND-IN dependency: cutlass's CUTLASS: 3.5.1" in log
+    assert host.check_output("git -C %s/cutlass describe --tags" % deps) == "v3.5.1"
+    assert host.file(deps + "/cutlass/.llmhost-source").content_string.strip() == OFFLINE + "/cutlass-v3.5.1.tar.gz"
+    gitconfig = host.file(BUILD + "/gitconfig")
+    assert gitconfig.mode == 0o600
+    assert 'insteadOf = %s' % CUTLASS_URL in gitconfig.content_string
+    assert not host.file(deps + "/cutlass.partial").exists
+
+
 def test_pip_gets_the_rest_of_the_lock_line_by_line(host, built):
     """The lock without vLLM (which the build provides) is what pip installs: one requirement per line.
     Under ansible-core 2.19 a "\\n" written in a folded block stayed two characters, so this file was
@@ -123,3 +158,25 @@ def test_verify_refuses_an_extension_built_for_another_gpu(host, built, playbook
         assert "lacks sm_89" in out and "holds sm_80 beyond" in out, out[-3000:]
     finally:
         host.run_expect([0], "cp -p /tmp/_C.sm89.so %s" % real)
+
+
+def test_vllms_own_source_from_an_archive_on_the_host(host, built, playbook):
+    """vllm_install_vllm_src in place of the clone (PyPI's sdist, for a real build): a tar archive with one top
+    folder, laid out over the clone's tree, built into a wheel cache of its own."""
+    assert built[1] == 0
+    archive = OFFLINE + "/vllm-src.tar.gz"
+    host.run_expect([0], "rm -rf /tmp/vllm-0.33.0 && git clone -q --depth 1 --branch v0.33.0 file:///srv/llmhost-test/vllm-src.git "
+                    "/tmp/vllm-0.33.0 && rm -rf /tmp/vllm-0.33.0/.git && tar -C /tmp -czf %s vllm-0.33.0 && rm -rf /tmp/vllm-0.33.0" % archive)
+    args = json.loads(SOURCE[1])
+    args.update({"vllm_install_vllm_src": archive, "vllm_install_wheel_cache": CACHE + "-archive",
+                 "vllm_install_git_url": "https://vllm-src.invalid/unreachable.git"})   # never cloned now
+    host.run_expect([0], "rm -f %s/install-stamp.json" % HOME)
+    try:
+        changed, failed, out = playbook("--tags", "vllm_install", "-e", json.dumps(args))
+        assert failed == 0 and changed > 0, out[-4000:]
+        assert host.file(BUILD + "/src/.llmhost-source").content_string.strip() == archive
+        assert not host.file(BUILD + "/src/.git").exists, "the clone's tree is replaced, not mixed in"
+        assert host.check_output("find %s-archive -name 'vllm-*.whl'" % CACHE).count("/vllm-0.33.0-") == 1
+        assert set(elf_arches(host, SITE + "/vllm/_C.abi3.so")) == {"sm_89"}
+    finally:
+        host.run("rm -rf %s-archive %s/src %s/install-stamp.json" % (CACHE, BUILD, HOME))

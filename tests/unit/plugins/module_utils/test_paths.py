@@ -39,3 +39,23 @@ def test_errors_name_the_variable_and_honour_optional_and_dropins():
                      "c_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d (a drop-in, never the "
                      "distribution's own file)"]
     assert path_errors({"b_dir": ""}) == ["b_dir='' is not an absolute path"]
+
+
+@pytest.mark.parametrize("value,problem", [
+    ("/usr", None),                                   # Debian's nvidia-cuda-toolkit: nvcc in /usr/bin
+    ("/usr/local/cuda-12.1", None),
+    ("/srv/src/vllm-0.6.3.tar.gz", None),
+    ("/", "is / itself"),
+    ("usr", "is not an absolute path"),
+    ("/usr/../etc", "has an empty, . or .. part"),
+    ("/srv/my src.tar.gz", "has characters other than"),
+])
+def test_a_path_the_role_only_reads_may_be_a_system_folder_but_stays_plain(value, problem):
+    found = paths.path_problem(value, read_only=True)
+    assert (found is None) if problem is None else (problem in found), found
+
+
+def test_read_only_names_only_loosen_their_own_check():
+    found = path_errors({"toolkit": "/usr", "build_dir": "/usr"}, read_only=["toolkit"])
+    assert found == ["build_dir='/usr' is a system folder or too close to one (at least 2 levels below /, such as "
+                     "/var/cache/llmhost)"]
