@@ -19,7 +19,14 @@ help:
 	@echo "make host-report [STACK=seed|current] | test | test-fast | lint | sanity | unit | molecule-container | molecule-vm"
 	@echo "     lock | locks | clean | clean-cache"
 
+# ansible-core 2.19 runs on Python 3.11+ (Ubuntu 22.04's python3 is 3.10). The venv is made anew each time: one
+# half-made by another interpreter would otherwise keep it.
 $(VENV)/.stamp: requirements/dev.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	  echo "make venv: the controller needs Python 3.11 or later (ansible-core 2.19); $(PYTHON) is" \
+	    "$$($(PYTHON) -V 2>&1 || echo missing). On Ubuntu 22.04: sudo apt-get install python3.11 python3.11-venv," \
+	    "then: make venv collection PYTHON=python3.11" >&2; exit 1; }
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements/dev.txt
 	touch $@

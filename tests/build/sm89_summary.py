@@ -62,9 +62,10 @@ def ninja_figures(text):
 def ccache_figures(text):
     """hits and misses from ccache --print-stats (tab-separated key value lines)."""
     stats = dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
-    number = lambda key: int(stats.get(key, "0").strip() or 0)  # noqa: E731
-    hits = number("direct_cache_hit") + number("preprocessed_cache_hit")
-    return {"hits": hits, "misses": number("cache_miss")}
+
+    def number(key):
+        return int(stats.get(key, "0").strip() or 0)
+    return {"hits": number("direct_cache_hit") + number("preprocessed_cache_hit"), "misses": number("cache_miss")}
 
 
 def seconds(path):

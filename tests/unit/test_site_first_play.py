@@ -91,6 +91,17 @@ FIRST_PLAY = [
      "gateway_backends_group: 'gpu_boxes' is no group of the inventory (groups: vllm_hosts)"),
     ({"vllm_service_advertise_address": "10.0.0.2 evil", "model_revision": "0" * 40},
      "vllm_service_advertise_address: '10.0.0.2 evil'"),
+    # typos Ansible itself ignores: a variable with a role's prefix that no role knows, named with the right one
+    ({"vllm_service_max_model_length": 8192, "model_revision": "0" * 40},
+     "vllm_service_max_model_length is not a variable of any role of llmhost.vllm (did you mean "
+     "vllm_service_max_model_len?)"),
+    ({"gateway_client": [{"name": "alice", "key": "alice-secret-key-0123456789"}], "model_revision": "0" * 40},
+     "gateway_client is not a variable of any role of llmhost.vllm (did you mean gateway_clients?)"),
+    # a name of the user's own under a role's prefix passes with the opt-in, a real boolean; the next check still runs
+    ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": True, "vllm_install_method": "conda",
+      "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
+    ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": "yes", "model_revision": "0" * 40},
+     "vllm_service_my_note is not a variable of any role of llmhost.vllm"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
 SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key")
@@ -99,8 +110,8 @@ SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "g
 @pytest.fixture(scope="module")
 def first_play_refusals(tmp_path_factory):
     """Every FIRST_PLAY entry at once, through the real site playbook: a real run (not --check) with no GPU and no
-    model. `--tags none-such` keeps every role's work out of it even if a check were lost; the checks are tagged
-    `always`, so they run whatever tags are chosen."""
+    model. `--tags never` (Ansible's own tag, which no task here carries) keeps every role's work out of it even if
+    a check were lost; the checks are tagged `always`, so they run whatever tags are chosen."""
     if not Path("/etc/debian_version").exists():
         pytest.skip("the roles support Debian-family hosts only")
     tmp = tmp_path_factory.mktemp("first-play")
@@ -108,7 +119,7 @@ def first_play_refusals(tmp_path_factory):
                                  ansible_python_interpreter=sys.executable)
              for i, (extra, _words) in enumerate(FIRST_PLAY)}
     site = (ROOT / "playbooks" / "site.yml").read_text()
-    return run_batch(tmp, {"vllm_hosts": {"hosts": hosts}}, site, "--tags", "none-such")
+    return run_batch(tmp, {"vllm_hosts": {"hosts": hosts}}, site, "--tags", "never")
 
 
 @pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])
@@ -126,3 +137,20 @@ def test_site_refuses_bad_input_in_its_first_play(first_play_refusals, request, 
         assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
     for client in extra.get("gateway_clients", []):
         assert client["key"] not in out, "the key of gateway client %s is shown" % client["name"]
+
+
+@pytest.mark.parametrize("option,tag,words", [
+    ("--tags", "vllm_serivce", "--tags vllm_serivce: no task of llmhost.vllm carries this tag (did you mean vllm_service?)"),
+    ("--skip-tags", "gpu_tunning", "--skip-tags gpu_tunning: no task of llmhost.vllm carries this tag (did you mean "
+     "gpu_tuning?)"),
+])
+def test_a_tag_no_task_carries_stops_the_first_play(tmp_path, option, tag, words):
+    """Ansible runs a tag nobody carries as nothing at all, with rc 0: the site refuses it instead."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    host = {"llmhost_stack": "current", "model_revision": "0" * 40, "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable}
+    rc, out, hosts = run_batch(tmp_path, {"vllm_hosts": {"hosts": {"typo": host}}},
+                               (ROOT / "playbooks" / "site.yml").read_text(), "--check", option, tag)
+    assert rc == 2 and said_in(words, hosts["typo"]["failed"]), (hosts, out[-2000:])
+    assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1

@@ -82,6 +82,8 @@ def elf_arches(host, path):
 def test_the_built_wheel_is_what_is_installed(host, built):
     changed, failed, out = built
     assert failed == 0 and changed > 0, out[-4000:]
+    # the wait says how far the build is, once a poll (llmhost.vllm.job_wait), not "FAILED - RETRYING"
+    assert "| vLLM build: " in out and "RETRYING" not in out, out[-4000:]
     record = host.file(SITE + "/vllm-0.33.0.dist-info/RECORD").content_string
     assert "vllm/_C.abi3.so" in record and "vllm/_moe_C.abi3.so" in record
     assert not host.file(SITE + "/vllm/standin.py").exists, "the same-version vLLM that was there first is gone"

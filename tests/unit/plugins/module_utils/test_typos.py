@@ -1,0 +1,53 @@
+"""Mistyped variables and tags (module_utils/typos.py): what is known, what is refused, what is suggested."""
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import typos
+
+SPEC = {"argument_specs": {"main": {"options": {"vllm_service_max_model_len": {}, "vllm_service_api_key": {}}},
+                           "validate": {"options": {"vllm_service_max_model_len": {}}}}}
+TASKS = [{"name": "a", "ansible.builtin.set_fact": {"vllm_service_venv_path": "/x", "cacheable": False},
+          "tags": ["vllm_service", "vllm_service_configure"]},
+         {"block": [{"name": "b", "register": "vllm_service_ready", "tags": "verify"}],
+          "rescue": [{"set_fact": {"__vllm_service_private": 1}}]}]
+PLAYBOOK = [{"hosts": "all", "roles": [{"role": "llmhost.vllm.gpu_tuning", "tags": ["tuning", "gpu_tuning"]}]}]
+KNOWN = typos.known_names([SPEC], [{"vllm_service_unit_name": "vllm"}], [TASKS, PLAYBOOK])
+PREFIXES = typos.role_prefixes(["vllm_service", "gpu_tuning", "_common", "model"])
+
+
+def test_the_prefixes_are_the_public_roles():
+    assert PREFIXES == ["gpu_tuning_", "model_", "vllm_service_"]
+
+
+def test_known_names_come_from_specs_defaults_set_facts_registers_and_every_tag():
+    assert {"vllm_service_max_model_len", "vllm_service_api_key", "vllm_service_unit_name", "vllm_service_venv_path",
+            "vllm_service_ready", "__vllm_service_private"} <= KNOWN["vars"]
+    assert "cacheable" not in KNOWN["vars"]
+    assert {"vllm_service", "vllm_service_configure", "verify", "tuning", "gpu_tuning", "always", "never"} <= KNOWN["tags"]
+
+
+@pytest.mark.parametrize("name,words", [
+    ("vllm_service_max_model_length", "vllm_service_max_model_length is not a variable of any role of llmhost.vllm "
+                                      "(did you mean vllm_service_max_model_len?)"),
+    ("vllm_service_api_kee", "(did you mean vllm_service_api_key?)"),
+    ("model_revison", "model_revison is not a variable of any role of llmhost.vllm; Ansible would ignore it"),
+])
+def test_a_prefixed_name_no_role_knows_is_refused_with_the_nearest_spelling(name, words):
+    errors = typos.var_errors([name], KNOWN["vars"], PREFIXES)
+    assert len(errors) == 1 and words in errors[0], errors
+
+
+@pytest.mark.parametrize("name", ["vllm_service_max_model_len", "vllm_service_venv_path", "ansible_host", "my_var",
+                                  "llmhost_stack", "vllm_serviceX", "_common_venv_path"])
+def test_known_names_and_names_of_no_role_pass(name):
+    assert typos.var_errors([name], KNOWN["vars"], PREFIXES) == []
+
+
+def test_tags_nobody_carries_are_refused_under_both_options():
+    assert typos.tag_errors(["all"], [], KNOWN["tags"]) == []
+    assert typos.tag_errors(["vllm_serivce", "tuning"], ["verfy"], KNOWN["tags"]) == [
+        "--tags vllm_serivce: no task of llmhost.vllm carries this tag (did you mean vllm_service?)",
+        "--skip-tags verfy: no task of llmhost.vllm carries this tag (did you mean verify?)"]
+
+
+def test_a_word_far_from_every_name_gets_no_guess():
+    assert typos.closest("zzzz", ["vllm_service"]) is None
