@@ -7,3 +7,5 @@ set -euo pipefail
 cd "$REPO_ROOT"
 shellcheck tests/harness/*.sh tests/build/*.sh roles/*/files/*.sh .ci/run
 ansible-lint --strict
+# one line per change, in the sections antsibull-changelog knows (changelogs/config.yaml)
+antsibull-changelog lint
