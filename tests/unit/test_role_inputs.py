@@ -276,3 +276,26 @@ def test_the_profile_role_settles_the_venvs_python_for_the_distribution(tmp_path
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "PYTHON=%s" % want in proc.stdout
+
+
+@pytest.mark.parametrize("facts,state,refused", [
+    ({"distribution": "Ubuntu", "distribution_version": "22.04"}, "auto", True),
+    ({"distribution": "Ubuntu", "distribution_version": "22.04"}, "skip", False),
+    ({"distribution": "Debian", "distribution_version": "12.8"}, "auto", False),
+])
+def test_a_gateway_the_distribution_cannot_install_is_refused_in_validate(tmp_path, facts, state, refused):
+    """Ubuntu 22.04's archive has no njs: the gateway's validate (the site's first play) refuses it there, instead of
+    apt failing in the gateway's install phase after the driver, vLLM and the model. The facts are given, as the
+    test host is Debian."""
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_role:\n"
+                    "        name: llmhost.vllm.gateway\n        tasks_from: validate\n")
+    extra = {"ansible_facts": facts, "llmhost_stack": "current", "gateway_state": state,
+             "gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"}],
+             "vllm_service_api_key": "vllm-key-0123456789abcdef", "ansible_python_interpreter": sys.executable}
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           str(play), "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300)
+    said = " ".join(proc.stdout.split())
+    assert (proc.returncode != 0) == refused, said[-2000:]
+    assert ("Ubuntu 22.04's archive has no njs module" in said) == refused
