@@ -207,8 +207,9 @@ def markdown(host, system, topo, numa, checks):
         system.get("distribution"), system.get("distribution_version"), system.get("kernel"),
         (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))
     drv = topo.get("driver") or {}
-    lines.append("Driver: %s (CUDA %s), facts from %s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-",
-                                                           topo.get("source")))
+    source = topo.get("source")
+    lines.append("Driver: %s (CUDA %s)%s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-",
+                                             ", GPU facts read through %s" % source if source and source != "none" else ""))
     lines.append("")
     if topo.get("gpus"):
         lines += ["| GPU | name | bus | CC | memory MiB | NUMA | CPUs | PCIe now/max | power W |",

@@ -16,6 +16,7 @@ def test_gpu_less_host_says_so():
     assert checks["vm.swappiness"]["status"] == "WARN" and checks["vm.swappiness"]["have"] == "60"
     assert checks["transparent_hugepage=never"]["status"] == "WARN"
     assert "No NVIDIA GPU found" in out["markdown"]
+    assert "Driver: not loaded (CUDA -)." in out["markdown"] and "facts from none" not in out["markdown"]
     assert out["summary"]["FAIL"] == 1
 
 
@@ -31,6 +32,7 @@ def test_h200_capture_passes_gpu_checks(h200x2):
     assert checks["vm.swappiness"]["status"] == "PASS"
     assert checks["transparent huge pages"]["status"] == "WARN"  # the capture's THP is madvise
     assert "| 1 | NVIDIA H200 | 0000:00:07.0 | 9.0 | 143771 |" in out["markdown"]
+    assert "Driver: 580.159.04 (CUDA 13.0), GPU facts read through nvml." in out["markdown"]
 
 
 def test_p2p_and_width_problems_are_warnings_with_fixes():
