@@ -81,8 +81,9 @@ JSON
 )
 
 # Peak memory in use on the machine (MemTotal - MemAvailable) while the role runs, sampled every 5 s.
-sample_memory() { # file
-  local peak=0 used
+sample_memory() { # file (a resumed run starts from the peak an earlier attempt recorded)
+  local peak used
+  peak=$(cat "$1" 2>/dev/null || echo 0)
   while sleep 5; do
     used=$(awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{printf "%.0f\n", (t-a)*1024}' /proc/meminfo)
     [ "$used" -gt "$peak" ] && peak=$used && echo "$peak" > "$1"
