@@ -248,6 +248,13 @@ def unit_properties(text):
     return dict(line.split("=", 1) for line in (text or "").splitlines() if "=" in line)
 
 
+def not_serving_yet():
+    """The check a host gets before vllm_service has run: no model known, so no plan and no replica to read."""
+    return check("service", "vLLM replicas", "the serving plan's", "none yet: no model is known on this host", INFO,
+                 "run site.yml (the model role fetches the model; vllm_service plans and starts the replicas), or set "
+                 "vllm_service_model_path; the checks above need no service")
+
+
 def build(host, evidence):
     """Every check from what the doctor read (see playbooks/doctor.yml), after the host report's own checks."""
     ev, plan = evidence, evidence.get("plan") or {}
@@ -258,7 +265,7 @@ def build(host, evidence):
         check("xid", "Xid lines since boot", "none", "the kernel log could not be read", INFO,
               "a container's journal does not hold the kernel's messages: run the doctor on the host itself, as root")]
     checks += pcie_checks(ev.get("gpus"), ev.get("clock_gpus")) + clock_checks(ev.get("clock_gpus"))
-    checks += unit_checks([unit_properties(r.get("unit")) for r in replicas])
+    checks += unit_checks([unit_properties(r.get("unit")) for r in replicas]) if plan else [not_serving_yet()]
     for r in replicas:
         checks += kv_cache_checks(r.get("index"), r.get("log"), plan)
     planned = plan.get("replicas") or []

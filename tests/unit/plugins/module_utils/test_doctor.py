@@ -181,3 +181,15 @@ def test_numa_placement_is_only_information_where_it_cannot_matter(shared):
     split = doctor.numa_checks({"name": "0", "gpus": [0, 1], "numa_node": None}, STATUS % "0-71", GPUS, nodes)
     stopped = doctor.numa_checks({"name": "0", "gpus": [0], "numa_node": 0}, "", GPUS, nodes)
     assert [c["status"] for c in split + stopped] == ["INFO", "INFO"] and stopped[0]["have"] == "not running"
+
+
+def test_a_host_not_serving_yet_gets_a_report_that_says_so():
+    """Before vllm_service has run there is no model, no plan and no replica: the doctor reports the rest and one
+    INFO line, never a failure for want of a service."""
+    out = doctor.build("fresh", {"host_checks": [], "plan": {}, "replicas": [], "selections": [], "df": [],
+                                 "proc_version": "", "library_version": "", "kernel_log_read": False})
+    service = [c for c in out["checks"] if c["area"] == "service"]
+    assert len(service) == 1 and service[0]["status"] == "INFO" and "none yet" in service[0]["have"], service
+    assert "run site.yml" in service[0]["fix"]
+    served = doctor.build("serving", {"plan": {"replicas": [{"name": 0}]}, "replicas": [], "kernel_log_read": False})
+    assert not [c for c in served["checks"] if c["area"] == "service"]
