@@ -208,8 +208,8 @@ def markdown(host, system, topo, numa, checks):
         (numa or {}).get("online_cpus"), (numa or {}).get("node_count")))
     drv = topo.get("driver") or {}
     source = topo.get("source")
-    lines.append("Driver: %s (CUDA %s)%s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-",
-                                             ", GPU facts read through %s" % source if source and source != "none" else ""))
+    read_through = ", GPU facts read through %s" % source if source and source != "none" else ""
+    lines.append("Driver: %s (CUDA %s)%s." % (drv.get("version") or "not loaded", drv.get("cuda_version") or "-", read_through))
     lines.append("")
     if topo.get("gpus"):
         lines += ["| GPU | name | bus | CC | memory MiB | NUMA | CPUs | PCIe now/max | power W |",
