@@ -6,11 +6,13 @@
 An option table is what `vllm serve`'s own argument parser reports for one vLLM version
 (tools/vllm_option_table.py writes it): ``{"vllm_version": "0.6.3", "options": {"--flag":
 {"takes_value": bool, "nargs": None|0|"+"|"*"|"?"|int, "choices": [...]|None, "dest": ...}}}``.
-Pure functions, no imports beyond the standard library."""
+Pure functions; an unknown option is named with the nearest real one (module_utils/typos.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import typos
 
 
 # Options the plan and the unit own; a user who passes them through vllm_service_extra_args
@@ -63,8 +65,8 @@ def validate(argv, table, variable, refuse_owned=False):
         name, inline = split_flag(token)
         spec = options.get(name)
         if spec is None:
-            close = sorted(o for o in options if _close(o, name))[:3]
-            hint = (" (did you mean %s?)" % ", ".join(close)) if close else ""
+            close = typos.closest(name, options)
+            hint = " (did you mean %s?)" % close if close else ""
             errors.append("%s: %s is not an option of vllm serve in vLLM %s%s" % (variable, name, version, hint))
             i += 1
             continue
@@ -98,23 +100,6 @@ def validate(argv, table, variable, refuse_owned=False):
                 errors.append("%s: %s %s is not one of %s" % (variable, name, " ".join(bad),
                                                               ", ".join(str(c) for c in choices)))
     return errors
-
-
-def _close(a, b):
-    """Cheap misspelling test: same after dropping dashes/underscores, or one edit apart."""
-    na, nb = a.strip("-").replace("_", "-"), b.strip("-").replace("_", "-")
-    if na == nb:
-        return True
-    if abs(len(na) - len(nb)) > 1 or min(len(na), len(nb)) < 6:
-        return False
-    # one substitution, insertion or deletion
-    if len(na) == len(nb):
-        return sum(x != y for x, y in zip(na, nb)) == 1
-    short, long_ = (na, nb) if len(na) < len(nb) else (nb, na)
-    for k in range(len(long_)):
-        if long_[:k] + long_[k + 1:] == short:
-            return True
-    return False
 
 
 def has(table, name):

@@ -31,3 +31,12 @@ def test_bad_shapes_are_refused(table):
         vllm_option_errors("--enable-prefix-caching", table, "vllm_service_extra_args")
     with pytest.raises(AnsibleFilterError, match="no 'options'"):
         vllm_option_errors([], {"vllm_version": "x"}, "vllm_service_extra_args")
+
+
+@pytest.mark.parametrize("wrong,right", [("--max-model-length", "--max-model-len"),
+                                         ("--gpu-memory-util", "--gpu-memory-utilization"),
+                                         ("--enable-prefix-cashing", "--enable-prefix-caching")])
+def test_a_mistyped_option_is_named_with_the_real_one(table, wrong, right):
+    errors = vllm_option_errors([wrong, "1"], table, "vllm_service_extra_args")
+    said = "%s is not an option of vllm serve in vLLM %s (did you mean %s?)" % (wrong, table["vllm_version"], right)
+    assert any(said in e for e in errors), errors
