@@ -16,15 +16,7 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import progress
 
 display = Display()
 
-SPEC = {
-    "jid": {"type": "str", "required": True},
-    "log": {"type": "path"},
-    "size_path": {"type": "path"},
-    "size_total": {"type": "int", "default": 0},
-    "label": {"type": "str", "default": "job"},
-    "poll": {"type": "int", "default": 60},
-    "timeout": {"type": "int", "default": 3600},
-}
+SPEC = progress.JOB_WAIT_SPEC
 
 
 class ActionModule(ActionBase):

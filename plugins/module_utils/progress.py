@@ -55,3 +55,16 @@ def size_summary(label, elapsed, done, total):
         left = (total - done) / rate
         line += ", about %s left" % ("%d min" % (left // 60 + 1) if left >= 60 else "%d s" % (left + 1))
     return line
+
+
+# The job_wait action's arguments (plugins/action/job_wait.py validates with it; plugins/modules/job_wait.py,
+# its documentation, declares it).
+JOB_WAIT_SPEC = {
+    "jid": {"type": "str", "required": True},
+    "log": {"type": "path"},
+    "size_path": {"type": "path"},
+    "size_total": {"type": "int", "default": 0},
+    "label": {"type": "str", "default": "job"},
+    "poll": {"type": "int", "default": 60},
+    "timeout": {"type": "int", "default": 3600},
+}

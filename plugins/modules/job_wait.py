@@ -107,18 +107,11 @@ rc:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmhost.vllm.plugins.module_utils import progress
 
 
 def main():
-    module = AnsibleModule(argument_spec={
-        "jid": {"type": "str", "required": True},
-        "log": {"type": "path"},
-        "size_path": {"type": "path"},
-        "size_total": {"type": "int", "default": 0},
-        "label": {"type": "str", "default": "job"},
-        "poll": {"type": "int", "default": 60},
-        "timeout": {"type": "int", "default": 3600},
-    })
+    module = AnsibleModule(argument_spec=progress.JOB_WAIT_SPEC)
     module.fail_json(msg="llmhost.vllm.job_wait is an action: it runs on the controller, never as a module on the host")
 
 
