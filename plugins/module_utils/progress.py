@@ -36,8 +36,9 @@ def summary(label, elapsed, tail):
     return "%s: %s%s%s" % (label, took, where, ": " + line if line else "")
 
 
-def _gib(n):
-    return "%.1f" % (n / 1073741824.0)
+def _unit(size):
+    """GiB for a size of a GiB or more, MiB below: (divisor, name)."""
+    return (1073741824.0, "GiB") if size >= 1073741824 else (1048576.0, "MiB")
 
 
 def size_summary(label, elapsed, done, total):
@@ -45,11 +46,12 @@ def size_summary(label, elapsed, done, total):
     minutes = int(elapsed // 60)
     took = "%d min" % minutes if minutes else "%d s" % int(elapsed)
     rate = done / elapsed if elapsed > 0 else 0.0
-    line = "%s: %s, %s" % (label, took, _gib(done))
+    div, unit = _unit(max(total, done))
+    line = "%s: %s, %.1f" % (label, took, done / div)
     if total:
-        line += " of %s GiB (%d%%)" % (_gib(total), min(100, 100 * done // total))
+        line += " of %.1f %s (%d%%)" % (total / div, unit, min(100, 100 * done // total))
     else:
-        line += " GiB"
+        line += " " + unit
     line += ", %.1f MiB/s" % (rate / 1048576.0)
     if total and rate > 0 and done < total:
         left = (total - done) / rate

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import difflib
 
-# Ansible's own tag words, accepted by --tags and --skip-tags whatever the tasks carry; and the two Molecule
-# always skips (its convention for tasks a test run leaves out).
-SPECIAL_TAGS = frozenset(["all", "always", "never", "tagged", "untagged", "molecule-notest", "notest"])
+# Ansible's own tag words, accepted by --tags and --skip-tags whatever the tasks carry; and those Molecule always
+# skips (its convention for tasks a test run, or its idempotence run, leaves out).
+SPECIAL_TAGS = frozenset(["all", "always", "never", "tagged", "untagged",
+                          "molecule-notest", "notest", "molecule-idempotence-notest"])
 SET_FACT = ("ansible.builtin.set_fact", "set_fact")
 
 

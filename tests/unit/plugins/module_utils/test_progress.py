@@ -35,7 +35,8 @@ def test_the_last_step_is_the_last_one_written():
 @pytest.mark.parametrize("elapsed,done,total,want", [
     (180, 1288490189, 6657199308, "model download: 3 min, 1.2 of 6.2 GiB (19%), 6.8 MiB/s, about 13 min left"),
     (20, 0, 6657199308, "model download: 20 s, 0.0 of 6.2 GiB (0%), 0.0 MiB/s"),
-    (30, 536870912, 0, "model download: 30 s, 0.5 GiB, 17.1 MiB/s"),
+    (30, 536870912, 0, "model download: 30 s, 512.0 MiB, 17.1 MiB/s"),
+    (1, 4718592, 9437184, "model download: 1 s, 4.5 of 9.0 MiB (50%), 4.5 MiB/s, about 2 s left"),
     (50, 6657199308, 6657199308, "model download: 50 s, 6.2 of 6.2 GiB (100%), 127.0 MiB/s"),
 ])
 def test_a_download_says_bytes_share_rate_and_time_left(elapsed, done, total, want):
