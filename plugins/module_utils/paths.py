@@ -55,3 +55,11 @@ def errors(paths, optional=(), dropins=None, read_only=()):
         if problem:
             out.append("%s=%r %s" % (name, value, problem))
     return out
+
+
+def controller_dir(value, cwd, default="reports"):
+    """The absolute folder on the controller that ``value`` names: ``~`` expanded, a relative path taken from
+    ``cwd`` (where ansible-playbook runs), never from the collection's own folder; ``default`` when empty."""
+    import os.path
+    path = os.path.expanduser(str(value).strip()) if value not in (None, "") else default
+    return os.path.normpath(os.path.join(cwd, path))

@@ -32,7 +32,7 @@ def run_batch(tmp, inventory, playbook, *args):
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_RETRY_FILES_ENABLED="0",
                ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_FORKS="8")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp / "hosts.yml"),
-                           str(tmp / "play.yml"), *args],
+                           str(tmp / "play.yml"), "-e", "llmhost_reports_dir=%s" % (tmp / "reports"), *args],
                           capture_output=True, text=True, env=env, timeout=900, check=False)
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
     hosts = {h: {"failed": [], "plays": [], "changed": s.get("changed", 0)} for h, s in report["stats"].items()}

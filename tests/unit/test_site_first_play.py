@@ -97,6 +97,11 @@ FIRST_PLAY = [
      "vllm_service_max_model_len?)"),
     ({"gateway_client": [{"name": "alice", "key": "alice-secret-key-0123456789"}], "model_revision": "0" * 40},
      "gateway_client is not a variable of any role of llmhost.vllm (did you mean gateway_clients?)"),
+    # a wrong type or choice: one line with what it got and what it needs, not Ansible's dump of the whole spec
+    ({"vllm_install_build_poll": "abc", "model_revision": "0" * 40},
+     "vllm_install_build_poll: got 'abc' (a string); needs a whole number"),
+    ({"gateway_clients": "alice", "model_revision": "0" * 40},
+     "gateway_clients: got 'alice' (a string); needs a list of mappings"),
     # a name of the user's own under a role's prefix passes with the opt-in, a real boolean; the next check still runs
     ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": True, "vllm_install_method": "conda",
       "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
@@ -135,8 +140,14 @@ def test_site_refuses_bad_input_in_its_first_play(first_play_refusals, request, 
     assert got["changed"] == 0
     for name in set(SECRETS) & set(extra):
         assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
-    for client in extra.get("gateway_clients", []):
+    for client in [c for c in extra.get("gateway_clients", []) if isinstance(c, dict)]:
         assert client["key"] not in out, "the key of gateway client %s is shown" % client["name"]
+
+
+def test_no_refusal_prints_a_whole_argument_spec(first_play_refusals):
+    """Ansible's own spec check would print every option of the role after its one useful line."""
+    rc, out, hosts = first_play_refusals
+    assert "argument_spec_data" not in out
 
 
 @pytest.mark.parametrize("option,tag,words", [

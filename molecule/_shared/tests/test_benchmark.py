@@ -25,9 +25,10 @@ def _container_only(scenario):
         pytest.skip("the benchmark is tested in the container scenario")
 
 
-def _vars(tmp, **more):
+def _vars(tmp, reports, **more):
+    """An extra-vars file: the phases, the controller's report folder (llmhost_reports_dir) and more."""
     path = tmp / ("vars-%d.yml" % len(list(tmp.glob("vars-*.yml"))))
-    path.write_text(yaml.safe_dump(dict({"benchmark_phases": PHASES}, **more)))
+    path.write_text(yaml.safe_dump(dict({"benchmark_phases": PHASES, "llmhost_reports_dir": str(reports)}, **more)))
     return "@%s" % path
 
 
@@ -43,21 +44,17 @@ def runs(host, playbook):
         pytest.skip("the benchmark is tested in the container scenario")
     tmp = Path(tempfile.mkdtemp(prefix="llmhost-bench-"))
     reports = tmp / "reports"
-    os.environ["LLMHOST_REPORT_DIR"] = str(reports)
-    try:
-        before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
-        changed, failed, out = playbook("-e", _vars(tmp, benchmark_client="script"), path="playbooks/benchmark.yml")
-        assert not failed, out[-5000:]
-        after = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
-        first = _run_dirs(reports)
-        assert len(first) == 1, out[-3000:]
-        # the second run measures one phase only: the report compares the phases both runs have
-        changed2, failed2, out2 = playbook("-e", _vars(tmp, benchmark_client="script", benchmark_phases=PHASES[:1]),
-                                           "-e", "compare=%s" % first[0],
-                                           "-e", "label=second", path="playbooks/benchmark.yml")
-        assert not failed2, out2[-5000:]
-    finally:
-        del os.environ["LLMHOST_REPORT_DIR"]
+    before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+    changed, failed, out = playbook("-e", _vars(tmp, reports, benchmark_client="script"), path="playbooks/benchmark.yml")
+    assert not failed, out[-5000:]
+    after = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+    first = _run_dirs(reports)
+    assert len(first) == 1, out[-3000:]
+    # the second run measures one phase only: the report compares the phases both runs have
+    changed2, failed2, out2 = playbook("-e", _vars(tmp, reports, benchmark_client="script", benchmark_phases=PHASES[:1]),
+                                       "-e", "compare=%s" % first[0],
+                                       "-e", "label=second", path="playbooks/benchmark.yml")
+    assert not failed2, out2[-5000:]
     return {"dirs": _run_dirs(reports), "requests": after - before, "out": out, "changed": (changed, changed2), "tmp": tmp}
 
 
@@ -113,34 +110,26 @@ def test_a_second_run_is_compared_with_the_first(runs):
 
 
 def test_check_mode_changes_nothing_and_measures_nothing(host, playbook, runs):
-    os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "check")
-    try:
-        before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
-        # the seed's mixed phase opens 128 requests at once, more than alice's burst of 70 lets wait at the gateway
-        phases = PHASES + [{"name": "mixed_c128", "input_len": [512, 2048], "output_len": 512, "concurrency": 128,
-                            "requests": 512}]
-        changed, failed, out = playbook("--check", "-e", _vars(runs["tmp"], benchmark_client="script", benchmark_phases=phases),
-                                        path="playbooks/benchmark.yml")
-        assert not failed and changed == 0, out[-4000:]
-        words = " ".join(out.replace("'", " ").split())  # the callback wraps long messages
-        assert "WARNING: through the gateway, client alice may have 70 requests waiting" in words, out[-4000:]
-        assert "WARNING: through the gateway" not in " ".join(runs["out"].split())
-        assert int(host.run_test("wc -l < %s", ACCESS_LOG).stdout) == before
-        assert not (runs["tmp"] / "check").exists()
-    finally:
-        del os.environ["LLMHOST_REPORT_DIR"]
+    before = int(host.run_test("wc -l < %s", ACCESS_LOG).stdout)
+    # the seed's mixed phase opens 128 requests at once, more than alice's burst of 70 lets wait at the gateway
+    phases = PHASES + [{"name": "mixed_c128", "input_len": [512, 2048], "output_len": 512, "concurrency": 128,
+                        "requests": 512}]
+    changed, failed, out = playbook("--check", "-e", _vars(runs["tmp"], runs["tmp"] / "check", benchmark_client="script",
+                                                           benchmark_phases=phases),
+                                    path="playbooks/benchmark.yml")
+    assert not failed and changed == 0, out[-4000:]
+    words = " ".join(out.replace("'", " ").split())  # the callback wraps long messages
+    assert "WARNING: through the gateway, client alice may have 70 requests waiting" in words, out[-4000:]
+    assert "WARNING: through the gateway" not in " ".join(runs["out"].split())
+    assert int(host.run_test("wc -l < %s", ACCESS_LOG).stdout) == before
+    assert not (runs["tmp"] / "check").exists()
 
 
 def test_a_phase_whose_load_generator_fails_is_reported_and_the_run_goes_on(runs, playbook):
     """An endpoint where nothing listens: the script exits non-zero, the report says so for that phase."""
-    os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "down")
-    try:
-        changed, failed, out = playbook("-e", _vars(runs["tmp"], benchmark_client="script",
-                                                    benchmark_url="http://127.0.0.1:9",
-                                                    benchmark_phases=PHASES[:1]),
-                                        path="playbooks/benchmark.yml")
-    finally:
-        del os.environ["LLMHOST_REPORT_DIR"]
+    changed, failed, out = playbook("-e", _vars(runs["tmp"], runs["tmp"] / "down", benchmark_client="script",
+                                                benchmark_url="http://127.0.0.1:9", benchmark_phases=PHASES[:1]),
+                                    path="playbooks/benchmark.yml")
     assert not failed, out[-4000:]
     run = _run_dirs(runs["tmp"] / "down")[0]
     summary = json.loads((run / "summary.json").read_text())
@@ -153,13 +142,9 @@ def test_a_phase_past_its_time_is_stopped_and_reported_and_the_run_goes_on(host,
     one after another, at the stand-in's 0.05 s a token (13 s). Each is stopped at its time, reported as stopped,
     and the next one still starts."""
     slow = [dict(p, output_len=64, concurrency=1, requests=4) for p in PHASES[:2]]
-    os.environ["LLMHOST_REPORT_DIR"] = str(runs["tmp"] / "late")
-    try:
-        changed, failed, out = playbook("-e", _vars(runs["tmp"], benchmark_client="script", benchmark_phase_timeout=2,
-                                                    benchmark_poll=1, benchmark_phases=slow),
-                                        path="playbooks/benchmark.yml")
-    finally:
-        del os.environ["LLMHOST_REPORT_DIR"]
+    changed, failed, out = playbook("-e", _vars(runs["tmp"], runs["tmp"] / "late", benchmark_client="script",
+                                                benchmark_phase_timeout=2, benchmark_poll=1, benchmark_phases=slow),
+                                    path="playbooks/benchmark.yml")
     assert not failed, out[-4000:]
     run = _run_dirs(runs["tmp"] / "late")[0]
     rows = [(r["phase"], r["errors"], r["first_error"]) for r in json.loads((run / "summary.json").read_text())["phases"]]
@@ -171,7 +156,7 @@ def test_a_phase_past_its_time_is_stopped_and_reported_and_the_run_goes_on(host,
 
 
 def test_the_profiles_default_client_is_refused_where_vllm_has_no_bench_serve(playbook, runs):
-    changed, failed, out = playbook("-e", _vars(runs["tmp"]), path="playbooks/benchmark.yml")
+    changed, failed, out = playbook("-e", _vars(runs["tmp"], runs["tmp"] / "default"), path="playbooks/benchmark.yml")
     assert failed, out[-3000:]
     assert "/opt/llmhost/vllm/venv/bin/vllm has no `vllm bench serve`" in out, out[-3000:]
     assert "benchmark_client=script runs the pinned one" in out

@@ -1,0 +1,77 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter: a wrong type or choice in one line, before Ansible's own check prints the whole spec."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: type_errors
+short_description: Name each variable whose value no role's argument spec takes, in one line
+version_added: 0.1.0
+description:
+  - For each variable of the host that a role of this collection declares in C(meta/argument_specs.yml), runs
+    Ansible's own argument spec validator on the value, so exactly the values Ansible would refuse are refused.
+  - Says it in one line, such as C(vllm_install_build_poll: got 'abc' (a string); needs a whole number), instead
+    of Ansible's failed result, which carries the whole spec. The value of a C(no_log) option is never shown.
+  - Reads the collection's own files on the controller, in the copy this filter belongs to.
+  - Logic in C(module_utils/input_types.py).
+options:
+  _input:
+    description: The host's variables (C(hostvars[inventory_hostname])); only the declared names are read.
+    type: dict
+    required: true
+author: llmhost.vllm maintainers (@llmhost)
+"""
+
+EXAMPLES = r"""
+- name: Refuse wrong types in one line each
+  ansible.builtin.assert:
+    that: __wrong | length == 0
+    fail_msg: "{{ __wrong | join('; ') }}"
+  vars:
+    __wrong: "{{ hostvars[inventory_hostname] | llmhost.vllm.type_errors }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One sentence per wrong value; an empty list when there is none.
+  type: list
+  elements: str
+"""
+
+import glob
+import os
+
+import yaml
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import input_types
+
+# This collection's root: plugins/filter/ is two levels below it, in a checkout as in an installed copy.
+COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _specs(collection_dir):
+    out = []
+    for path in sorted(glob.glob(os.path.join(str(collection_dir), "roles", "*", "meta", "argument_specs.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            out.append(yaml.safe_load(handle))
+    return out
+
+
+def type_errors(host_vars, collection_dir=COLLECTION_DIR):
+    options = input_types.options_by_name(_specs(collection_dir))
+    values = {}
+    for name in options:
+        try:
+            if name in host_vars:
+                values[name] = host_vars[name]
+        except Exception:  # pylint: disable=broad-except  # a value that does not template: the role says why
+            continue
+    return input_types.errors(values, options)
+
+
+class FilterModule:
+    """llmhost.vllm input filters."""
+
+    def filters(self):
+        return {"type_errors": type_errors}
