@@ -11,8 +11,8 @@ version_added: 0.1.0
 description:
   - For each variable of the host that a role of this collection declares in C(meta/argument_specs.yml), runs
     Ansible's own argument spec validator on the value, so exactly the values Ansible would refuse are refused.
-  - Says it in one line, such as C(vllm_install_build_poll: got 'abc' (a string); needs a whole number), instead
-    of Ansible's failed result, which carries the whole spec. The value of a C(no_log) option is never shown.
+  - Says it in one line (the variable, what it got and what it needs) instead of Ansible's failed result, which
+    carries the whole spec. The value of a C(no_log) option is never shown.
   - Reads the collection's own files on the controller, in the copy this filter belongs to.
   - Logic in C(module_utils/input_types.py).
 options:

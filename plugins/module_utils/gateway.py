@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import values
+
 FIELDS = ("name", "key", "rate", "burst")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # A key reaches nginx only as its SHA-256, but clients send it in a header: printable, no space, long enough.
@@ -58,3 +60,49 @@ def client_errors(clients, variable="gateway_clients"):
     if _repeats([c.get("key") for c in good if isinstance(c.get("key"), str)]):
         out.append("%s: two clients share a key (the keys are not shown); each client needs its own" % variable)
     return out
+
+
+# Where nginx and its JavaScript module (njs) come from. The distribution's archive has both on Debian 12 and
+# Ubuntu 24.04; Ubuntu 22.04's has nginx but no njs. nginx.org's own repository has both for Debian and Ubuntu.
+DISTRIBUTION_PACKAGES = ["nginx", "libnginx-mod-http-js"]
+NGINX_ORG_PACKAGES = ["nginx", "nginx-module-njs"]
+NO_NJS = frozenset([("Ubuntu", "22.04")])
+NGINX_ORG_FLAVOURS = {"Debian": "debian", "Ubuntu": "ubuntu"}
+NGINX_ORG_URL = "https://nginx.org/packages/%s/"
+
+
+def _nginx_source_name(wish, distribution, version):
+    if wish != "auto":
+        return wish
+    return "nginx.org" if (distribution, version) in NO_NJS else "distribution"
+
+
+def nginx_source(wish, facts, packages=(), repo_url=""):
+    """Where the gateway's nginx and njs come from, for gateway_nginx_source (auto, distribution, nginx.org):
+    {"source", "packages", "repo": {"url", "suite", "component"} or None, "error": a sentence or None}.
+    auto takes nginx.org's repository only where the distribution's archive has no njs (Ubuntu 22.04)."""
+    distribution, version = facts.get("distribution", ""), str(facts.get("distribution_version", ""))
+    source = _nginx_source_name(wish, distribution, version)
+    out = {"source": source, "repo": None, "error": None,
+           "packages": list(packages) or (NGINX_ORG_PACKAGES if source == "nginx.org" else DISTRIBUTION_PACKAGES)}
+    if source == "distribution" and (distribution, version) in NO_NJS and not packages:
+        out["error"] = ("gateway_nginx_source=distribution: %s %s's archive has no njs module (libnginx-mod-http-js), "
+                        "which the gateway's request checks need. Use gateway_nginx_source=auto or nginx.org (nginx.org's "
+                        "own repository, or a mirror of it in gateway_nginx_repo_url), or gateway_state=skip."
+                        % (distribution, version))
+    elif source == "nginx.org":
+        flavour = NGINX_ORG_FLAVOURS.get(distribution)
+        if not flavour or not facts.get("distribution_release"):
+            out["error"] = ("gateway_nginx_source=%s: nginx.org's repository has packages for Debian and Ubuntu only, not "
+                            "for %s %s." % (wish, distribution or "this distribution", version))
+        else:
+            out["repo"] = {"url": repo_url or NGINX_ORG_URL % flavour, "suite": facts["distribution_release"],
+                           "component": "nginx"}
+    return out
+
+
+def nginx_repo_errors(repo_url, key_url):
+    """gateway_nginx_repo_url (empty: nginx.org's own) lands in apt's source; gateway_nginx_repo_key_url decides
+    what apt trusts. Sentences naming each, by the shared checks of their classes."""
+    return (values.name_errors({"gateway_nginx_repo_url": [repo_url] if repo_url else []}, kind="source")
+            + values.repo_key_errors({"gateway_nginx_repo_key_url": key_url}))

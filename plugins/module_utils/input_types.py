@@ -56,13 +56,13 @@ def problem(name, value, option):
     result = ArgumentSpecValidator({name: _strip(option)}).validate({name: value})
     if not result.error_messages:
         return None
+    got = _got(value, bool(option.get("no_log")))
     if option.get("choices"):
-        return "%s must be one of: %s; got %s" % (name, ", ".join(str(c) for c in option["choices"]),
-                                                   _got(value, bool(option.get("no_log"))))
+        return "%s must be one of: %s; got %s" % (name, ", ".join(str(c) for c in option["choices"]), got)
     right_kind = _KIND_OF.get(option.get("type", "str"), object)
     if option.get("options") and isinstance(value, right_kind):
         return "%s: %s" % (name, " ".join(str(result.error_messages[0]).split()))
-    return "%s: got %s; needs %s" % (name, _got(value, bool(option.get("no_log"))), _needs(option))
+    return "%s: got %s; needs %s" % (name, got, _needs(option))
 
 
 def errors(values, options):

@@ -104,3 +104,15 @@ def name_errors(spec, kind="path_part"):
             if not (isinstance(item, str) and test(item)):
                 out.append("%s: %r %s" % (name, item, rule))
     return out
+
+
+def repo_key_errors(spec):
+    """``spec`` maps a name to the URL of an apt repository's signing key. apt trusts the repository because of
+    that key, so it must be a plain source (``"source"`` above) and never come over plain ``http://``: whoever is
+    on the way could hand out their own. https:// or a copy on the host (file:///...) only."""
+    out = name_errors(spec, kind="source")
+    for name, value in sorted((spec or {}).items()):
+        if isinstance(value, str) and value.lower().startswith("http://"):
+            out.append("%s=%s: a key over plain http could be swapped on the way; use https:// or a copy on the host "
+                       "(file:///...)" % (name, value))
+    return out

@@ -1,4 +1,4 @@
-"""Build and serve a stand-in of NVIDIA's CUDA apt repository, for tests only.
+"""Build and serve a stand-in of NVIDIA's CUDA apt repository, and of nginx.org's, for tests only.
 
 NVIDIA's repository (developer.download.nvidia.com) cannot be reached from the test machines, so
 this builds one with the same layout (a flat repository per distribution, `<dist>/x86_64/`, with
@@ -9,6 +9,10 @@ between the driver's own packages, but no driver. Their payload is empty, except
   - cuda-nvcc-* ships a labelled stand-in `nvcc` that prints the real `nvcc --version` format.
 Each driver package exists in two releases, so the tests can prove that the apt pin refuses the
 newer one. The key is a throwaway made at build time.
+
+Beside it, under nginx/: a STAND-IN of nginx.org's repository for Debian 12 (nginx.org/packages/debian/, a
+dists/bookworm/nginx/ layout whose Release says Origin: nginx), with nginx.org's package names, versions and
+the module's dependency on its nginx, empty payloads, and its key as nginx_signing.key (the same throwaway key).
 
 usage: nvrepo.py build OUT_DIR        (prints OUT_DIR; skips the build when OUT_DIR/.done exists)
        nvrepo.py serve OUT_DIR PORT   (plain HTTP on 127.0.0.1)
@@ -84,14 +88,21 @@ esac
 """
 
 
-def deb(pool, name, version, depends, files=None):
+# nginx.org's stable nginx and njs module for Debian 12 (package: (version, depends)).
+NGINX_ORG = {
+    "nginx": ("1.28.0-1~bookworm", []),
+    "nginx-module-njs": ("1.28.0+0.9.0-1~bookworm", ["nginx (= 1.28.0-1~bookworm)"]),
+}
+
+
+def deb(pool, name, version, depends, files=None, vendor="NVIDIA's"):
     root = Path(tempfile.mkdtemp(dir=pool))
     (root / "DEBIAN").mkdir()
     control = ["Package: %s" % name, "Version: %s" % version, "Architecture: %s" % ARCH,
                "Maintainer: llmhost.vllm tests <tests@invalid>", "Section: non-free/libs", "Priority: optional"]
     if depends:
         control.append("Depends: %s" % ", ".join(depends))
-    control.append("Description: test stand-in of NVIDIA's %s (empty payload)" % name)
+    control.append("Description: test stand-in of %s %s (empty payload)" % (vendor, name))
     (root / "DEBIAN" / "control").write_text("\n".join(control) + "\n")
     for rel, (text, mode) in (files or {}).items():
         p = root / rel
@@ -135,6 +146,7 @@ def build(out):
         data = (repo / name).read_bytes()
         lines.append(" %s %d %s" % (hashlib.sha256(data).hexdigest(), len(data), name))
     (repo / "Release").write_text("\n".join(lines) + "\n")
+    nginx = nginx_repo(out / "nginx" / "packages" / "debian")
     gnupg = Path(tempfile.mkdtemp())
     try:
         env = dict(os.environ, GNUPGHOME=str(gnupg))
@@ -148,10 +160,37 @@ def build(out):
                        check=True, env=env)
         subprocess.run(gpg + ["--armor", "--detach-sign", "--output", str(repo / "Release.gpg"),
                               str(repo / "Release")], check=True, env=env)
+        shutil.copy(repo / "3bf863cc.pub", nginx.parents[3] / "nginx_signing.key")
+        subprocess.run(gpg + ["--clearsign", "--output", str(nginx / "InRelease"), str(nginx / "Release")],
+                       check=True, env=env)
     finally:
         shutil.rmtree(gnupg, ignore_errors=True)
     (out / ".done").write_text("built\n")
     print(out)
+
+
+def nginx_repo(root):
+    """nginx.org's layout: pool/ and dists/bookworm/nginx/binary-amd64/Packages, a Release (Origin: nginx) at
+    dists/bookworm/, which the caller signs. Returns the dists/bookworm folder."""
+    pool = root / "pool" / "nginx"
+    pool.mkdir(parents=True)
+    for name, (v, deps) in NGINX_ORG.items():
+        deb(pool, name, v, deps, vendor="nginx.org's")
+    dist = root / "dists" / "bookworm"
+    binary = dist / "nginx" / "binary-amd64"
+    binary.mkdir(parents=True)
+    packages = subprocess.run(["dpkg-scanpackages", "-m", "pool"], cwd=root, check=True, capture_output=True,
+                              text=True).stdout
+    (binary / "Packages").write_text(packages)
+    with gzip.open(binary / "Packages.gz", "wt") as f:
+        f.write(packages)
+    lines = ["Origin: nginx", "Label: nginx (llmhost.vllm test stand-in)", "Suite: bookworm", "Codename: bookworm",
+             "Architectures: %s" % ARCH, "Components: nginx", "Date: Sun, 29 Nov 2026 00:00:00 UTC", "SHA256:"]
+    for name in ("Packages", "Packages.gz"):
+        data = (binary / name).read_bytes()
+        lines.append(" %s %d nginx/binary-amd64/%s" % (hashlib.sha256(data).hexdigest(), len(data), name))
+    (dist / "Release").write_text("\n".join(lines) + "\n")
+    return dist
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -314,3 +314,34 @@ def test_a_fleet_gateway_spreads_over_both_hosts_and_survives_one(host, fleet):
     finally:
         for sock in streams:
             sock.close()
+
+
+NGINX_REPO_FILES = ("/etc/apt/keyrings/llmhost-nginx.asc", "/etc/apt/sources.list.d/llmhost-nginx.sources",
+                    "/etc/apt/preferences.d/llmhost-nginx", "/root/nginx_signing.key")
+
+
+def test_nginx_org_s_repository_is_added_signed_and_preferred(host, playbook):
+    """Ubuntu 22.04's way to njs, on this Debian 12 host: the gateway's nginx_repo entry point (what its install phase
+    runs there) writes nginx.org's source with a keyring of its own and the pin, against the harness's labelled
+    stand-in of nginx.org (real layout, Origin, names and versions; empty packages). apt then verifies the signature
+    and would take nginx and nginx-module-njs from it over Debian's. Nothing is installed; the files go after."""
+    port = os.environ.get("LLMHOST_NVREPO_PORT", "3143")
+    host.run_test("python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "
+                  "http://127.0.0.1:%s/nginx/nginx_signing.key /root/nginx_signing.key", port)
+    try:
+        changed, failed, out = playbook(path="molecule/_shared/nginx_repo.yml")
+        assert not failed and changed == 3, out[-3000:]
+        changed, failed, out = playbook(path="molecule/_shared/nginx_repo.yml")
+        assert not failed and changed == 0, out[-3000:]
+        source = host.file("/etc/apt/sources.list.d/llmhost-nginx.sources").content_string
+        assert "Suites: bookworm\nComponents: nginx\nSigned-By: /etc/apt/keyrings/llmhost-nginx.asc" in source
+        update = host.run("apt-get update -q")
+        assert update.rc == 0 and "NO_PUBKEY" not in update.stderr and "not signed" not in update.stderr, update.stderr
+        policy = host.run_test("apt-cache policy nginx nginx-module-njs").stdout
+        assert "Candidate: 1.28.0-1~bookworm" in policy and "Candidate: 1.28.0+0.9.0-1~bookworm" in policy, policy
+        assert re.search(r"\*?\*?\s*1\.28\.0-1~bookworm 900\s+900 http://127\.0\.0\.1:%s/nginx/packages/debian" % port,
+                         policy), policy
+        simulated = host.run_test("apt-get install -s -y nginx-module-njs").stdout
+        assert "Inst nginx-module-njs (1.28.0+0.9.0-1~bookworm" in simulated, simulated
+    finally:
+        host.run("rm -f %s && apt-get update -q", " ".join(NGINX_REPO_FILES))

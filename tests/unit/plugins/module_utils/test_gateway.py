@@ -1,5 +1,7 @@
 """The gateway's clients: every bad one named, and no sentence ever quotes a key."""
-from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import client_errors
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import client_errors, nginx_repo_errors, nginx_source
 
 KEY_A = "alice-key-0123456789abcdef"
 KEY_B = "bob+key/0123456789=~._-"
@@ -45,3 +47,56 @@ def test_names_and_keys_are_each_clients_own():
 
 def test_not_a_list():
     assert client_errors({"name": "a"}) == ["gateway_clients must be a list of clients ({name, key}), got dict"]
+
+
+# Where nginx and njs come from: the distribution's packages where its archive has njs, nginx.org's where not.
+JAMMY = {"distribution": "Ubuntu", "distribution_version": "22.04", "distribution_release": "jammy"}
+NOBLE = {"distribution": "Ubuntu", "distribution_version": "24.04", "distribution_release": "noble"}
+BOOKWORM = {"distribution": "Debian", "distribution_version": "12", "distribution_release": "bookworm"}
+ROCKY = {"distribution": "Rocky", "distribution_version": "9.4", "distribution_release": "Blue Onyx"}
+
+
+@pytest.mark.parametrize("wish,facts,source,packages,url", [
+    ("auto", JAMMY, "nginx.org", ["nginx", "nginx-module-njs"], "https://nginx.org/packages/ubuntu/"),
+    ("auto", NOBLE, "distribution", ["nginx", "libnginx-mod-http-js"], None),
+    ("auto", BOOKWORM, "distribution", ["nginx", "libnginx-mod-http-js"], None),
+    ("nginx.org", BOOKWORM, "nginx.org", ["nginx", "nginx-module-njs"], "https://nginx.org/packages/debian/"),
+    ("distribution", NOBLE, "distribution", ["nginx", "libnginx-mod-http-js"], None),
+])
+def test_nginx_comes_from_where_njs_is(wish, facts, source, packages, url):
+    got = nginx_source(wish, facts)
+    assert (got["source"], got["packages"], got["error"]) == (source, packages, None)
+    assert (got["repo"] or {}).get("url") == url
+    if url:
+        assert got["repo"]["suite"] == facts["distribution_release"] and got["repo"]["component"] == "nginx"
+
+
+def test_a_mirror_and_the_user_s_own_packages_are_kept():
+    got = nginx_source("auto", JAMMY, ["nginx", "nginx-module-njs", "nginx-module-geoip"], "http://mirror.lan/nginx/ubuntu/")
+    assert got["repo"]["url"] == "http://mirror.lan/nginx/ubuntu/" and "nginx-module-geoip" in got["packages"]
+    # packages of the user's own on Ubuntu 22.04 (a PPA's njs): the distribution source is theirs to choose
+    assert nginx_source("distribution", JAMMY, ["nginx", "my-njs"])["error"] is None
+
+
+@pytest.mark.parametrize("wish,facts,words", [
+    ("distribution", JAMMY, "gateway_nginx_source=distribution: Ubuntu 22.04's archive has no njs module"),
+    ("nginx.org", ROCKY, "gateway_nginx_source=nginx.org: nginx.org's repository has packages for Debian and Ubuntu only"),
+    ("nginx.org", dict(BOOKWORM, distribution_release=""), "has packages for Debian and Ubuntu only"),
+])
+def test_a_source_that_cannot_give_njs_here_is_refused_by_name(wish, facts, words):
+    assert words in nginx_source(wish, facts)["error"]
+
+
+@pytest.mark.parametrize("repo,key,words", [
+    ("", "https://nginx.org/keys/nginx_signing.key", None),
+    ("http://mirror.lan/nginx/ubuntu/", "file:///srv/keys/nginx_signing.key", None),
+    ("http://mirror.lan/nginx ubuntu/", "https://nginx.org/keys/nginx_signing.key", "gateway_nginx_repo_url: "),
+    ("https://mirror.lan/nginx/\nTrusted: yes", "https://nginx.org/keys/nginx_signing.key", "is not a URL"),
+    ("", "http://nginx.org/keys/nginx_signing.key", "gateway_nginx_repo_key_url=http://nginx.org/keys/nginx_signing.key: "
+     "a key over plain http could be swapped on the way"),
+    ("", "HTTP://nginx.org/keys/nginx_signing.key", "a key over plain http"),
+    ("", "", "gateway_nginx_repo_key_url: '' is not a URL"),
+])
+def test_nginx_org_s_repository_and_key_are_ones_apt_can_use_safely(repo, key, words):
+    errors = nginx_repo_errors(repo, key)
+    assert (errors == []) if words is None else any(words in e for e in errors), errors
