@@ -8,6 +8,9 @@ check first, with Ansible's own validator on each option the user set, so the sa
 
 from __future__ import annotations
 
+import math
+import re
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 # What each argument spec type needs, in words.
@@ -20,6 +23,32 @@ _KIND_OF = {"list": list, "dict": dict}
 # In this order: a bool is an int too; Ansible hands in its own str, list and dict subclasses.
 _KINDS = ((bool, "a boolean"), (int, "a whole number"), (float, "a number"), (str, "a string"), (list, "a list"),
           (dict, "a mapping"), (type(None), "null"))
+
+
+# What both readings of a boolean agree on: the argument spec's (which strips spaces, and takes y, t, n, f) and the
+# roles' `| bool` (which does neither). Anything else would pass the spec and then be read otherwise by the role.
+BOOL_WORDS = frozenset(["yes", "on", "true", "1", "no", "off", "false", "0"])
+_INT_RE = re.compile(r"-?[0-9]+\Z")
+
+
+def _strict(option, value):
+    """Why a value Ansible's validator took would still be read otherwise by a role; None when it would not. A boolean
+    is a real one or a word both readings share; a whole number is a real one or digits (not 8080.0, not " 9090");
+    a number is finite (NaN passes every range check)."""
+    kind = option.get("type", "str")
+    if kind == "bool" and not isinstance(value, bool):
+        if not (isinstance(value, str) and value.lower() in BOOL_WORDS) and value not in (0, 1):
+            return "true or false (a real boolean, or exactly one of yes/no, true/false, on/off, 1/0)"
+    if kind == "int" and (isinstance(value, float) or (isinstance(value, str) and not _INT_RE.match(value))):
+        return "a whole number (digits only: no spaces, no decimal point)"
+    if kind in ("int", "float") and isinstance(value, (str, float)):
+        try:
+            finite = math.isfinite(float(value))
+        except ValueError:
+            finite = True  # not a number at all: the validator said so already
+        if not finite:
+            return "a finite number (not NaN, not infinity)"
+    return None
 
 
 def options_by_name(specs):
@@ -54,9 +83,10 @@ def problem(name, value, option):
     """One line when ``value`` does not pass ``option``'s type, elements, choices or sub-options; None when it does.
     A value of the right kind whose parts are wrong (a client without its name) gets Ansible's own sentence."""
     result = ArgumentSpecValidator({name: _strip(option)}).validate({name: value})
-    if not result.error_messages:
-        return None
     got = _got(value, bool(option.get("no_log")))
+    if not result.error_messages:
+        strict = _strict(option, value)
+        return "%s: got %s; needs %s" % (name, got, strict) if strict else None
     if option.get("choices"):
         return "%s must be one of: %s; got %s" % (name, ", ".join(str(c) for c in option["choices"]), got)
     right_kind = _KIND_OF.get(option.get("type", "str"), object)

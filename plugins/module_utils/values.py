@@ -6,6 +6,7 @@ would read the raw string), and names that become a path part or a systemd unit 
 
 from __future__ import annotations
 
+import math
 import re
 
 _PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
@@ -28,14 +29,16 @@ _ARG_RE = re.compile(r"[^\s\"'\\$`]+\Z")
 
 
 def _number(value):
+    """The number ``value`` is, or None: never a boolean, NaN or an infinity (NaN passes every < and > check)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return value
     try:
-        return float(str(value).strip())
+        number = float(value) if isinstance(value, float) else float(str(value).strip())
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def range_errors(spec):

@@ -102,11 +102,20 @@ FIRST_PLAY = [
      "vllm_install_build_poll: got 'abc' (a string); needs a whole number"),
     ({"gateway_clients": "alice", "model_revision": "0" * 40},
      "gateway_clients: got 'alice' (a string); needs a list of mappings"),
+    # one reading of each value: what the argument spec takes but a role would read otherwise
+    ({"system_tuning_reboot_ok": "True ", "model_revision": "0" * 40},
+     "system_tuning_reboot_ok: got 'True ' (a string); needs true or false (a real boolean, or exactly one of"),
+    ({"gateway_port": 8080.0, "model_revision": "0" * 40},
+     "gateway_port: got 8080.0 (a number); needs a whole number (digits only: no spaces, no decimal point)"),
+    ({"monitoring_alert_kv_cache_usage": "nan", "model_revision": "0" * 40},
+     "monitoring_alert_kv_cache_usage: got 'nan' (a string); needs a finite number (not NaN, not infinity)"),
     # a name of the user's own under a role's prefix passes with the opt-in, a real boolean; the next check still runs
     ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": True, "vllm_install_method": "conda",
       "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
-    ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": "yes", "model_revision": "0" * 40},
+    ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": "True ", "model_revision": "0" * 40},
      "vllm_service_my_note is not a variable of any role of llmhost.vllm"),
+    ({"llmhost_allow_unknown_vars": "y", "model_revision": "0" * 40},
+     "llmhost_allow_unknown_vars: got 'y' (a string); needs true or false"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
 SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key")
@@ -164,4 +173,20 @@ def test_a_tag_no_task_carries_stops_the_first_play(tmp_path, option, tag, words
     rc, out, hosts = run_batch(tmp_path, {"vllm_hosts": {"hosts": {"typo": host}}},
                                (ROOT / "playbooks" / "site.yml").read_text(), "--check", option, tag)
     assert rc == 2 and said_in(words, hosts["typo"]["failed"]), (hosts, out[-2000:])
+    assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1
+
+
+@pytest.mark.parametrize("name", ["host_report.yml", "doctor.yml", "benchmark.yml", "upgrade_model.yml"])
+def test_every_playbook_refuses_typos_and_wrong_types_first(tmp_path, name):
+    """The other playbooks call the same check (roles/_common, inputs) before their roles: a typo or a wrong type
+    stops them in their first play, named, before anything runs."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    host = {"llmhost_stack": "current", "model_revision": "0" * 40, "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable, "vllm_service_max_model_length": 8192}
+    rc, out, hosts = run_batch(tmp_path, {"vllm_hosts": {"hosts": {"typo": host}}},
+                               (ROOT / "playbooks" / name).read_text(), "--check")
+    failed = hosts["typo"]["failed"]
+    assert rc == 2 and said_in("vllm_service_max_model_length is not a variable of any role of llmhost.vllm (did you "
+                               "mean vllm_service_max_model_len?)", failed), (hosts, out[-2000:])
     assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1

@@ -57,3 +57,39 @@ def test_a_value_that_does_not_template_is_left_to_its_role():
         def __getitem__(self, key):
             raise RuntimeError("undefined")
     assert type_errors(Lazy(vllm_install_build_poll="abc")) == []
+
+
+# One reading of every value: what Ansible's validator takes but a role would read otherwise.
+@pytest.mark.parametrize("name,value,needs", [
+    ("x_ok", "True ", "true or false (a real boolean, or exactly one of yes/no, true/false, on/off, 1/0)"),
+    ("x_ok", "y", "true or false (a real boolean"),
+    ("x_ok", "t", "true or false (a real boolean"),
+    ("x_ok", 1.0, None),
+    ("x_ok", "Yes", None),
+    ("x_ok", "off", None),
+    ("x_port", " 9090", "a whole number (digits only: no spaces, no decimal point)"),
+    ("x_port", 8080.0, "a whole number (digits only"),
+    ("x_port", "8080.0", "a whole number (digits only"),
+    ("x_port", "-1", None),
+    ("x_ratio", "nan", "a finite number (not NaN, not infinity)"),
+    ("x_ratio", float("inf"), "a finite number"),
+    ("x_ratio", "-Infinity", "a finite number"),
+    ("x_ratio", "0.95", None),
+])
+def test_a_value_the_spec_takes_but_a_role_would_read_otherwise_is_refused(name, value, needs):
+    got = input_types.errors({name: value}, OPTIONS)
+    if needs is None:
+        assert got == []
+    else:
+        assert len(got) == 1 and got[0].startswith("%s: got " % name) and needs in got[0], got
+
+
+@pytest.mark.parametrize("value", ["True ", " yes", "y", "t", "n", "f"])
+def test_the_bool_words_are_those_both_readings_share(value):
+    """The spec's reading (convert_bool.boolean) and the roles' `| bool` must agree on every word allowed."""
+    from ansible.module_utils.parsing.convert_bool import boolean
+    from ansible.plugins.filter.core import to_bool
+    for word in input_types.BOOL_WORDS:
+        assert boolean(word) is to_bool(word)
+        assert boolean(word.upper()) is to_bool(word.upper())
+    assert input_types.errors({"x_ok": value}, OPTIONS)
