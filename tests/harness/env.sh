@@ -14,6 +14,8 @@ export LLMHOST_NVREPO_PORT=${LLMHOST_NVREPO_PORT:-3143}
 # stand-in of the Hugging Face Hub (hfhub.py), on loopback too, and the repositories it serves.
 export LLMHOST_HFHUB_PORT=${LLMHOST_HFHUB_PORT:-3144}
 export LLMHOST_HFHUB_ROOT=${LLMHOST_HFHUB_ROOT:-$LLMHOST_TEST_CACHE/hfhub/root}
+# the container's loopback webhook receiver, where its Alertmanager sends (molecule/_shared/prepare.yml)
+export LLMHOST_WEBHOOK_PORT=${LLMHOST_WEBHOOK_PORT:-3152}
 export LLMHOST_DOCKER_ROOT=${LLMHOST_DOCKER_ROOT:-$LLMHOST_TEST_CACHE/docker}
 export DOCKER_HOST=${DOCKER_HOST:-unix://$LLMHOST_DOCKER_ROOT/docker.sock}
 export LLMHOST_SSH_KEY=${LLMHOST_SSH_KEY:-$LLMHOST_TEST_CACHE/ssh/id_ed25519}

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from ansible_collections.llmhost.vllm.plugins.module_utils import alerting
 from ansible_collections.llmhost.vllm.plugins.module_utils import gpu_metrics as gm
 from fake_pynvml import FakePynvml
 
@@ -80,7 +81,7 @@ def test_the_check_can_fail(shared, h200x2):
 def test_rules_carry_the_thresholds_and_every_alert_the_issue_lists(name):
     text = render("alerts.yml.j2", name, monitoring_alert_ttft_p95_seconds=1.5, monitoring_alert_waiting_minutes=7)
     rules = {r["alert"]: r for g in yaml.safe_load(text)["groups"] for r in g["rules"]}
-    assert set(rules) == {"VllmReplicaDown", "VllmTtftP95High", "VllmKvCacheNearlyFull", "VllmRequestsWaiting",
+    assert set(rules) == {"LlmhostWatchdog", "VllmReplicaDown", "VllmTtftP95High", "VllmKvCacheNearlyFull", "VllmRequestsWaiting",
                           "GpuExporterWithoutNvml", "GpuTemperatureHigh", "GpuThermalThrottling", "GpuPowerThrottling",
                           "GpuXidError", "GpuPcieLinkDegraded", "ModelDiskNearlyFull"}
     assert rules["VllmTtftP95High"]["expr"].rstrip().endswith("> 1.5")
@@ -99,3 +100,21 @@ def test_the_dashboard_has_the_panels_users_look_for(name):
         assert want in titles
     assert len({p["id"] for p in board["panels"]}) == len(titles)
     assert all(t["expr"] and t["refId"] for p in board["panels"] for t in p["targets"])
+
+
+@pytest.mark.parametrize("alertmanager,urls,want", [
+    ("managed", [], [{"static_configs": [{"targets": ["127.0.0.1:9093"]}]}]),
+    ("external", ["https://am.lan:9443/am"], [{"scheme": "https", "static_configs": [{"targets": ["am.lan:9443"]}],
+                                              "path_prefix": "/am"}]),
+    ("none", [], None),
+])
+def test_prometheus_sends_its_alerts_where_monitoring_alertmanager_says(alertmanager, urls, want):
+    """prometheus.yml as Ansible renders it, with the plan of module_utils/alerting.py (the role's filter
+    llmhost.vllm.alerting, wired in the container scenario, where promtool checks it and Prometheus reports the
+    Alertmanager it sends to)."""
+    plan = alerting.plan(alertmanager, {}, "127.0.0.1", 9093, urls, "managed")
+    text = render("prometheus.yml.j2", "current", monitoring_alertmanager=alertmanager, __monitoring_alerting=plan,
+                  __monitoring_rules_file="/etc/prometheus/llmhost/llmhost-alerts.yml",
+                  __monitoring_targets_file="/etc/prometheus/llmhost/exporters.json", __monitoring_vllm_targets="/x.json")
+    config = yaml.safe_load(text)
+    assert config.get("alerting", {}).get("alertmanagers") == want, text

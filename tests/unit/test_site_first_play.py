@@ -77,6 +77,11 @@ FIRST_PLAY = [
      "monitoring_retention must be a Prometheus duration"),
     ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
      "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+    # monitoring's alerting: a webhook's URL is a secret (often a token in it), named and never shown
+    ({"monitoring_alert_webhook_url": "hooks.example.org/T0KEN-of-the-test", "model_revision": "0" * 40},
+     "monitoring_alert_webhook_url: the value (not shown) is not an http(s) URL"),
+    ({"monitoring_alertmanager": "external", "model_revision": "0" * 40},
+     "monitoring_alertmanager=external needs monitoring_alertmanager_urls"),
     # gateway: a port, a client without a key of its own (the keys are never shown), a vLLM key nginx cannot carry
     ({"gateway_port": 70000, "model_revision": "0" * 40}, "gateway_port=70000 must be a number from 1 to 65535"),
     ({"gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"},
@@ -118,7 +123,8 @@ FIRST_PLAY = [
      "llmhost_allow_unknown_vars: got 'y' (a string); needs true or false"),
 ]
 # Inputs whose values must never reach the output, whatever is refused.
-SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key")
+SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "gateway_upstream_api_key",
+           "monitoring_alert_webhook_url")
 
 
 @pytest.fixture(scope="module")

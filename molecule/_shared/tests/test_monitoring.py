@@ -20,6 +20,7 @@ EXPORTER = "http://127.0.0.1:9835/metrics"
 UNIT = "llmhost-gpu-exporter.service"
 STANDIN = "/srv/llmhost-test/nvml-standin"
 DROPIN = "/etc/systemd/system/%s.d/50-nvml-standin.conf" % UNIT
+WEBHOOK_LOG = "/var/lib/llmhost-test/webhook.jsonl"  # molecule/_shared/files/webhook_receiver.py (prepare.yml)
 
 GET = """
 import json, sys, urllib.request
@@ -60,12 +61,41 @@ def wait_for(check, timeout=60):
 
 
 def test_services_run_and_listen_on_loopback_only(host):
-    for unit in ("prometheus", "prometheus-node-exporter", UNIT):
+    for unit in ("prometheus", "prometheus-alertmanager", "prometheus-node-exporter", UNIT):
         assert host.service(unit).is_running and host.service(unit).is_enabled, unit
-    for port in (9090, 9100, 9835):
+    for port in (9090, 9093, 9100, 9835):
         assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
         assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
+    # Alertmanager's cluster gossip (9094 on every address by default) is off
+    assert not host.socket("tcp://0.0.0.0:9094").is_listening and not host.socket("udp://0.0.0.0:9094").is_listening
     assert "--storage.tsdb.retention.time=15d" in host.file("/etc/default/prometheus").content_string
+
+
+def test_alertmanager_s_configuration_is_checked_and_its_own(host):
+    """The receivers' URLs often hold a token: the file is 0600, the service user's, and amtool takes it."""
+    config = host.file("/etc/prometheus/alertmanager.yml")
+    assert (config.user, config.group, config.mode) == ("prometheus", "prometheus", 0o600)
+    assert host.run("amtool check-config /etc/prometheus/alertmanager.yml").rc == 0
+
+
+def _posts(host):
+    log = host.file(WEBHOOK_LOG)
+    return [json.loads(line) for line in log.content_string.splitlines()] if log.exists else []
+
+
+def test_a_firing_alert_reaches_the_webhook_and_the_watchdog_only_its_own(host):
+    """LlmhostWatchdog fires from Prometheus's first evaluation; Prometheus sends it to the managed Alertmanager, which
+    posts it to the watchdog's URL: a loopback webhook receiver the test host runs from before the converge
+    (prepare.yml). It never goes to the receiver of the other alerts (/alerts)."""
+    watchdog = wait_for(lambda: [p for p in _posts(host) if p["path"] == "/watchdog"], timeout=120)
+    assert watchdog, _posts(host)
+    alert = watchdog[0]["body"]["alerts"][0]
+    assert (alert["labels"]["alertname"], alert["status"]) == ("LlmhostWatchdog", "firing"), alert
+    assert watchdog[0]["body"]["receiver"] == "watchdog"
+    for post in [p for p in _posts(host) if p["path"] == "/alerts"]:
+        assert all(a["labels"]["alertname"] != "LlmhostWatchdog" for a in post["body"]["alerts"]), post
+    assert json.loads(get(host, PROM + "/api/v1/alertmanagers"))["data"]["activeAlertmanagers"] == [
+        {"url": "http://127.0.0.1:9093/api/v2/alerts"}]
 
 
 def test_prometheus_scrapes_every_target_up(host):
