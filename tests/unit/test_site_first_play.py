@@ -77,6 +77,10 @@ FIRST_PLAY = [
      "monitoring_retention must be a Prometheus duration"),
     ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
      "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+    # one host, one port each: the gateway on every address against Prometheus on loopback
+    ({"gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"}], "gateway_port": 9090,
+      "vllm_service_api_key": "vllm-key-0123456789abcdef", "model_revision": "0" * 40},
+     "gateway_port=9090 and monitoring_prometheus_port=9090 would listen on the same port of this host"),
     # monitoring's alerting: a webhook's URL is a secret (often a token in it), named and never shown
     ({"monitoring_alert_webhook_url": "hooks.example.org/T0KEN-of-the-test", "model_revision": "0" * 40},
      "monitoring_alert_webhook_url: the value (not shown) is not an http(s) URL"),
