@@ -4,7 +4,8 @@
 """The serving plan: GPU facts + model config + the user's wishes -> how vLLM runs, with reasons.
 
 One pure function, ``make_plan``, in named steps run in order: the GPUs, the weight format, the KV
-cache's value type, tensor parallel or replicas, context length and batch, CUDA graphs, NUMA, and the
+cache's value type when asked, tensor parallel or replicas, the KV cache's value type for the load (where the
+budget binds), context length and batch, CUDA graphs, NUMA, and the
 replicas with their `vllm serve` options (checked against the option table of the profile's vLLM version). Each step
 records its decisions and their reasons, and its warnings, on one ``_Plan``. The model path and
 the options are returned apart: the command is ``vllm serve <model_path> <options...>``.
@@ -24,13 +25,15 @@ OVERHEAD_BYTES = 2 * GIB
 FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
 MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
+# The vLLM version an FP8 KV cache was measured with (tests/fixtures/bench/vllm-0.25.0-h200-4090budget).
+FP8_KV_MEASURED_FROM = (0, 25)
 H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model the plan with FP8 weights gave 1.14x vLLM's defaults under "
                  "mixed load at 0.73x their P95 TTFT, and 1.26x in single-stream decode (vLLM 0.25.0, the seed's "
                  "protocol through playbooks/benchmark.yml's code; tests/fixtures/bench/vllm-0.25.0-h200-run2)")
 KV_FP8_NOTE = ("on a lent H200 held to an RTX 4090's memory budget (--gpu-memory-utilization 0.1538), FP8 KV doubled "
                "the cache (237,520 tokens, against 118,768) and the plan's 55 sequences to 110: 1.40x the 16-bit "
-               "cache under mixed load at 0.68x its P95 TTFT, but 0.96x in single-stream decode and 0.97x in "
-               "prefill (and 0.97x single-stream on a whole H200), so it is asked for, not chosen; its quality "
+               "cache under mixed load at 0.68x its P95 TTFT (1.53x vLLM's defaults at 0.83x theirs), but 0.96x in "
+               "single-stream decode and 0.97x in prefill (and 0.97x single-stream on a whole H200); its quality "
                "cost was not measured (random weights). vLLM 0.25.0; "
                "tests/fixtures/bench/vllm-0.25.0-h200-4090budget")
 
@@ -39,7 +42,8 @@ WISH_CHOICES = {
     "mode": ["auto", "replicas", "tensor_parallel"],
     "weight_format": ["auto", "checkpoint", "bf16", "fp16", "fp8"],
     "numa": ["auto", "off"],
-    "kv_cache_dtype": ["auto", "fp8"],
+    "kv_cache_dtype": ["auto", "fp8", "model"],
+    "goal": ["throughput", "latency"],
 }
 
 DEFAULT_WISHES = {
@@ -47,7 +51,8 @@ DEFAULT_WISHES = {
     "mode": "auto",                # WISH_CHOICES["mode"]
     "tensor_parallel_size": 0,     # 0: decided
     "weight_format": "auto",       # WISH_CHOICES["weight_format"]
-    "kv_cache_dtype": "auto",      # WISH_CHOICES["kv_cache_dtype"]
+    "kv_cache_dtype": "auto",      # WISH_CHOICES["kv_cache_dtype"]: auto is decided by the goal and the budget
+    "goal": "throughput",          # WISH_CHOICES["goal"]: most users at once, or the lowest single-stream latency
     "max_model_len": 0,            # 0: decided
     "max_num_seqs": 0,             # 0: decided
     "tokens_per_seq": 2048,        # typical prompt + output, for max_num_seqs
@@ -145,6 +150,7 @@ def make_plan(gpus, p2p, config, wishes, table):
     choose_weight_format(plan)
     choose_kv_cache(plan)
     choose_parallelism(plan, p2p)
+    choose_kv_cache_for_load(plan)
     size_context_and_batch(plan)
     choose_cuda_graphs(plan)
     choose_numa(plan)
@@ -203,19 +209,72 @@ def choose_weight_format(plan):
 
 
 def choose_kv_cache(plan):
-    """Step 3: the KV cache's value type. 16-bit unless FP8 is asked; FP8 halves each token's bytes, so the
-    later steps size the context and the batch for twice the tokens."""
-    if plan.w["kv_cache_dtype"] == "fp8":
-        plan.kv_value_bytes = 1
-        plan.flags += ["--kv-cache-dtype", "fp8"]
+    """Step 3: the KV cache's value type when it is asked for (it may change the tensor-parallel size): FP8 halves
+    each token's bytes, so the later steps size the context and the batch for twice the tokens. auto is decided
+    after the parallelism, where the budget is known (choose_kv_cache_for_load)."""
+    plan.kv_dtype = plan.w["kv_cache_dtype"]
+    if plan.kv_dtype == "fp8":
+        _use_fp8_kv(plan)
         plan.decide("kv_cache_dtype", "fp8", "vllm_service_kv_cache_dtype=fp8 (asked): one byte per value, twice "
                     "the tokens in the same memory; %s" % KV_FP8_NOTE)
         if not _all_at_least(plan.ccs, FP8_MIN_CC):
             plan.warn("an FP8 KV cache on compute capability %s (no FP8 tensor cores) was never measured here"
                       % _cc_text(plan.ccs))
+    elif plan.kv_dtype == "model":
+        plan.decide("kv_cache_dtype", "model", "vllm_service_kv_cache_dtype=model (asked): a 16-bit KV cache, the "
+                    "model's dtype")
+
+
+def _use_fp8_kv(plan):
+    plan.kv_value_bytes = 1
+    plan.flags += ["--kv-cache-dtype", "fp8"]
+
+
+def choose_kv_cache_for_load(plan):
+    """Step 4b, for kv_cache_dtype=auto: where the KV budget binds (fewer sequences of tokens_per_seq fit the 16-bit
+    cache than the scheduler would run at once) and the goal is throughput, an FP8 cache: the lever measured best
+    under load on a 4090's budget. Otherwise the model's 16-bit cache, with the reason."""
+    if plan.kv_dtype != "auto":
         return
-    plan.decide("kv_cache_dtype", "auto", "a 16-bit KV cache (the model's dtype); vllm_service_kv_cache_dtype=fp8 "
-                "would hold twice the tokens: %s" % KV_FP8_NOTE)
+    per_seq = max(1, int(plan.w["tokens_per_seq"]))
+    fits = plan.kv_tokens(plan.tp) // per_seq
+    why_not = _why_not_fp8_kv(plan, fits, per_seq)
+    if why_not:
+        plan.kv_dtype = "model"
+        plan.decide("kv_cache_dtype", "model", "a 16-bit KV cache (the model's dtype): %s" % why_not)
+        return
+    _use_fp8_kv(plan)
+    plan.kv_dtype = "fp8"
+    plan.decide("kv_cache_dtype", "fp8", "the 16-bit KV cache holds %d sequences of %d tokens, fewer than the %d "
+                "the scheduler runs at once, so the cache binds: an FP8 cache holds twice as many (goal throughput; "
+                "vllm_service_goal=latency or vllm_service_kv_cache_dtype=model keeps 16 bits); %s"
+                % (fits, per_seq, MAX_NUM_SEQS_CAP, KV_FP8_NOTE))
+
+
+def _why_not_fp8_kv(plan, fits, per_seq):
+    """Why the 16-bit cache stays, in words; None when FP8 is the choice."""
+    if plan.w["goal"] == "latency":
+        return ("vllm_service_goal=latency: single-stream decode and prefill ran 0.96x and 0.97x with an FP8 cache, "
+                "measured")
+    if fits >= MAX_NUM_SEQS_CAP:
+        return ("it holds %d sequences of %d tokens, no fewer than the %d the scheduler runs at once: the budget does "
+                "not bind" % (fits, per_seq, MAX_NUM_SEQS_CAP))
+    if not _all_at_least(plan.ccs, FP8_MIN_CC):
+        return ("the budget binds (%d sequences of %d tokens), but compute capability %s has no FP8 tensor cores, "
+                "where an FP8 cache was never measured" % (fits, per_seq, _cc_text(plan.ccs)))
+    version = str(plan.table.get("vllm_version", "?"))
+    if _version(version) < FP8_KV_MEASURED_FROM:
+        return ("the budget binds (%d sequences of %d tokens), but an FP8 cache was measured with vLLM 0.25.0, not %s "
+                "(vLLM 0.6's FlashAttention backend has none: its attention would move to xFormers); "
+                "vllm_service_kv_cache_dtype=fp8 asks for it" % (fits, per_seq, version))
+    return None
+
+
+def _version(text):
+    try:
+        return tuple(int(part) for part in text.split(".")[:2])
+    except ValueError:
+        return (0, 0)
 
 
 def _best_format(plan):
@@ -427,7 +486,7 @@ def _result(plan, replicas):
         "mode": "tensor_parallel" if plan.tp > 1 else "replicas",
         "tensor_parallel_size": plan.tp,
         "weight_format": plan.fmt,
-        "kv_cache_dtype": plan.w["kv_cache_dtype"],
+        "kv_cache_dtype": plan.kv_dtype,
         "max_model_len": plan.max_len,
         "max_num_seqs": plan.max_seqs,
         "served_model_name": plan.name,

@@ -59,10 +59,16 @@ options:
         choices: [auto, checkpoint, bf16, fp16, fp8]
       kv_cache_dtype:
         description:
-          - The KV cache's value type; C(auto) keeps the model's 16-bit type.
+          - The KV cache's value type. C(auto) decides by I(goal) and the budget; C(model) keeps the model's 16-bit type.
           - C(fp8) halves each token's bytes, and the plan sizes context and batch for twice the tokens.
         type: str
-        choices: [auto, fp8]
+        choices: [auto, fp8, model]
+      goal:
+        description:
+          - C(throughput) (most users at once) takes an FP8 KV cache where the 16-bit one binds the batch, on GPUs with
+            FP8 tensor cores and a vLLM it was measured with; C(latency) (the lowest single-stream latency) keeps 16 bits.
+        type: str
+        choices: [throughput, latency]
       max_model_len:
         description: Context length; C(0) decides within the KV-cache budget.
         type: int
@@ -140,7 +146,7 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import W
 # The wishes' types; their allowed values come from the planner (WISH_CHOICES), their defaults too.
 WISH_TYPES = {
     "gpus": "raw", "mode": "str", "tensor_parallel_size": "int", "weight_format": "str", "kv_cache_dtype": "str",
-    "max_model_len": "int",
+    "goal": "str", "max_model_len": "int",
     "max_num_seqs": "int", "tokens_per_seq": "int", "gpu_memory_utilization": "float", "enforce_eager": "bool",
     "numa": "str", "host": "str", "base_port": "int", "served_model_name": "str", "shutdown_timeout": "int",
     "extra_args": "list",

@@ -36,7 +36,7 @@ def test_role_shaped_wishes_are_converted_and_planned(capsys):
 @pytest.mark.parametrize("wishes,words", [
     ({"mode": "sharded"}, "value of mode must be one of: auto, replicas, tensor_parallel, got: sharded"),
     ({"weight_format": "int3"}, "value of weight_format must be one of: auto, checkpoint, bf16, fp16, fp8"),
-    ({"kv_cache_dtype": "fp16"}, "value of kv_cache_dtype must be one of: auto, fp8, got: fp16"),
+    ({"kv_cache_dtype": "fp16"}, "value of kv_cache_dtype must be one of: auto, fp8, model, got: fp16"),
     ({"max_num_seqs": "many"}, "max_num_seqs"),
     ({"tokens_per_sequence": 100}, "Unsupported parameters"),
 ])
