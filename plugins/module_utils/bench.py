@@ -18,6 +18,7 @@ import re
 # The columns of a phase's summary, in the table's order: (key, heading, what the result JSON calls it)
 METRICS = (
     ("output_tok_s", "output tok/s", "output_throughput"),
+    ("input_tok_s", "prompt tok/s", None),  # total_input_tokens / duration: what a prefill phase measures
     ("request_s", "req/s", "request_throughput"),
     ("ttft_p50_ms", "TTFT p50 ms", "p50_ttft_ms"),
     ("ttft_p95_ms", "TTFT p95 ms", "p95_ttft_ms"),
@@ -28,7 +29,7 @@ METRICS = (
 )
 HEADINGS = {key: heading for key, heading, _source in METRICS}
 # Higher is better for these; lower for the rest (latencies).
-HIGHER_IS_BETTER = ("output_tok_s", "request_s")
+HIGHER_IS_BETTER = ("output_tok_s", "input_tok_s", "request_s")
 CLIENTS = ("vllm", "script")
 
 
@@ -130,7 +131,10 @@ def summarize_phase(phase, result):
            "first_error": (errors[0].strip().splitlines() or [""])[-1][:200] if errors else "",
            "duration_s": _number(result.get("duration"))}
     for key, _heading, source in METRICS:
-        row[key] = _number(result.get(source)) if completed else None
+        row[key] = _number(result.get(source)) if completed and source else None
+    duration = result.get("duration")
+    if completed and isinstance(duration, (int, float)) and duration > 0:
+        row["input_tok_s"] = _number(float(result.get("total_input_tokens") or 0) / duration)
     row["mean_input_len"] = round(result.get("total_input_tokens", 0) / completed, 1) if completed else None
     row["mean_output_len"] = round(result.get("total_output_tokens", 0) / completed, 1) if completed else None
     if completed and (row["mean_output_len"] or 0) <= 1:  # one token per request: no gap between tokens
@@ -249,41 +253,102 @@ def markdown(summary, earlier=None):
     return "\n".join(lines) + "\n"
 
 
-def _bars(axis, runs, key_sets, title, unit):
-    """Grouped bars: one group per phase, one bar per (run, key)."""
-    phases = [row["phase"] for row in runs[-1][1]["phases"]]
-    series = [(label, key, {r["phase"]: r.get(key) for r in summary["phases"]}) for label, summary in runs
-              for key in key_sets]
-    width = 0.8 / len(series)
-    for n, (label, key, values) in enumerate(series):
-        xs = [i + n * width for i in range(len(phases))]
-        axis.bar(xs, [values.get(p) or 0 for p in phases], width,
-                 label=("%s %s" % (label, HEADINGS[key])).strip())
-    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(phases))])
-    axis.set_xticklabels(phases, rotation=15)
-    axis.set_title(title)
-    axis.set_ylabel(unit)
-    axis.legend(fontsize="small")
+def _run_name(summary, fallback):
+    """A run as its chart's legend names it: its label (-e label=...) or fallback, and when it ran."""
+    name = summary.get("label") or fallback
+    return "%s, %s" % (name, summary["when"]) if summary.get("when") else name
+
+
+def _prefill(row):
+    """A phase that asks for one output token measures the prompt: its throughput is prompt tok/s."""
+    return row.get("mean_output_len") is not None and row["mean_output_len"] <= 1
 
 
 CHARTS = (
-    ("throughput.png", "Output throughput per phase", "tok/s", ("output_tok_s",)),
-    ("ttft.png", "Time to first token", "ms", ("ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms")),
-    ("itl.png", "Inter-token latency", "ms", ("itl_p50_ms", "itl_p95_ms")),
+    ("throughput.png", "Throughput per phase (higher is better)"),
+    ("ttft.png", "Time to first token per phase (lower is better)"),
+    ("itl.png", "Inter-token latency per phase (lower is better)"),
 )
 
 
+def _chart_keys(name, row):
+    if name == "throughput.png":
+        return ("input_tok_s",) if _prefill(row) else ("output_tok_s",)
+    if name == "ttft.png":
+        return ("ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms")
+    return ("itl_p50_ms", "itl_p95_ms")
+
+
+def chart_panels(summary, earlier=None):
+    """What the charts show, without drawing: [(file, title, [(phase, [(series, value or None)])])]. One panel per
+    phase, each on its own scale (a mixed phase's seconds would flatten a decode phase's milliseconds); the runs are
+    named by label and time; a prefill phase's throughput is prompt tok/s."""
+    runs = [(_run_name(earlier, "earlier run"), earlier)] if earlier is not None else []
+    runs.append((_run_name(summary, "this run"), summary))
+    by_run = [(name, {r["phase"]: r for r in s.get("phases", [])}) for name, s in runs]
+    out = []
+    for name, title in CHARTS:
+        panels = []
+        for row in summary["phases"]:
+            series = [("%s: %s" % (run, HEADINGS[key]), rows.get(row["phase"], {}).get(key))
+                      for key in _chart_keys(name, row) for run, rows in by_run]
+            panels.append((row["phase"], series))
+        out.append((name, title, panels))
+    return out
+
+
+UNITS = {"throughput.png": "tok/s", "ttft.png": "ms", "itl.png": "ms"}
+HATCHES = ("", "//", "..")
+
+
+def _styles(panels, colours):
+    """{series label: (colour, hatch)}: one colour per run, one hatch per figure (p50, p95, p99), the same in every
+    panel, in the order the labels first come."""
+    labels, runs, keys = [], [], []
+    for _phase, series in panels:
+        for label, _v in series:
+            run, key = label.rsplit(": ", 1)
+            labels += [label] if label not in labels else []
+            runs += [run] if run not in runs else []
+            keys += [key] if key not in keys else []
+    return {label: (colours[runs.index(label.rsplit(": ", 1)[0]) % len(colours)],
+                    HATCHES[keys.index(label.rsplit(": ", 1)[1]) % len(HATCHES)]) for label in labels}
+
+
+def _panel(axis, phase, series, styles):
+    values = [value for _label, value in series]
+    axis.set_title(phase, fontsize="small")
+    axis.set_xticks([])
+    if all(value is None for value in values):  # a prefill phase has no gap between tokens; a failed one no figures
+        axis.set_yticks([])
+        axis.text(0.5, 0.5, "no figures\n(one output token,\nor nothing completed)", ha="center", va="center",
+                  fontsize="small", transform=axis.transAxes)
+        return values
+    for x, (label, value) in enumerate(series):
+        colour, hatch = styles[label]
+        axis.bar(x, value or 0, color=colour, hatch=hatch, edgecolor="white")
+        axis.text(x, value or 0, "n/a" if value is None else "%g" % value, ha="center", va="bottom", fontsize="x-small")
+    return values
+
+
 def charts(summary, folder, earlier=None):
-    """PNG charts of the run (beside the earlier one, if given) into folder; the file names written."""
+    """PNG charts of the run (beside the earlier one, if given) into folder: one panel per phase, each on its own
+    scale, one colour per run (named by label and time), one hatch per percentile; the file names written."""
     import matplotlib  # pylint: disable=import-outside-toplevel
     matplotlib.use("Agg")
-    from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
-    runs = [("", summary)] if earlier is None else [("before", earlier), ("now", summary)]
+    from matplotlib import patches, pyplot  # pylint: disable=import-outside-toplevel
+    colours = pyplot.rcParams["axes.prop_cycle"].by_key()["color"]
     written = []
-    for name, title, unit, keys in CHARTS:
-        figure, axis = pyplot.subplots(figsize=(9, 4.5))
-        _bars(axis, runs, keys, title, unit)
-        figure.tight_layout()
+    for name, title, panels in chart_panels(summary, earlier):
+        styles = _styles(panels, colours)
+        figure, axes = pyplot.subplots(1, len(panels), figsize=(3.0 * len(panels) + 1, 4.2), squeeze=False)
+        for axis, (phase, series) in zip(axes[0], panels):
+            _panel(axis, phase, series, styles)
+        axes[0][0].set_ylabel(UNITS[name])
+        figure.legend([patches.Patch(facecolor=c, hatch=h, edgecolor="white") for c, h in styles.values()],
+                      list(styles), loc="lower center", ncol=2, fontsize="small")
+        figure.suptitle(title)
+        figure.tight_layout(rect=(0, 0.06 * ((len(styles) + 1) // 2), 1, 0.95))
         figure.savefig("%s/%s" % (folder, name), dpi=100)
         pyplot.close(figure)
         written.append(name)

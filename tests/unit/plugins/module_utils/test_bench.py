@@ -210,3 +210,29 @@ def test_charts_are_drawn_from_the_summary(tmp_path):
     names = bench.charts(summary, str(tmp_path), earlier=summary)
     assert names == ["throughput.png", "ttft.png", "itl.png"]
     assert all((tmp_path / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
+
+
+def test_each_phase_has_a_panel_of_its_own_and_prefill_counts_prompt_tokens():
+    """A panel per phase, on its own scale; a prefill phase (one output token) shows prompt tok/s, the rest output
+    tok/s; the series name each run by its label and time."""
+    before = dict(bench.summarize(H200, _results("vllm-0.25.0-h200/defaults", H200), {}), when="20261204T0100Z")
+    now = dict(bench.summarize(H200, _results("vllm-0.25.0-h200/defaults", H200), {}), when="20261204T0200Z",
+               label="kv fp8")
+    charts = {name: panels for name, _title, panels in bench.chart_panels(now, before)}
+    assert list(charts) == ["throughput.png", "ttft.png", "itl.png"]
+    throughput = dict(charts["throughput.png"])
+    assert list(throughput) == [p["name"] for p in H200]
+    prefill = throughput[H200[0]["name"]]
+    assert [label for label, _v in prefill] == ["earlier run, 20261204T0100Z: prompt tok/s",
+                                                "kv fp8, 20261204T0200Z: prompt tok/s"]
+    row = now["phases"][0]
+    assert prefill[1][1] == row["input_tok_s"] > 1000 * row["output_tok_s"]
+    assert all(label.endswith("output tok/s") for phase in list(throughput)[1:] for label, _v in throughput[phase])
+    # three percentiles for each of two runs in every phase's TTFT panel
+    assert all(len(series) == 6 for _phase, series in charts["ttft.png"])
+
+
+def test_prompt_throughput_is_the_prompt_tokens_over_the_duration():
+    result = json.loads((FIX / "vllm-0.25.0-h200" / "defaults" / "prefill_2048.json").read_text())
+    row = bench.summarize_phase(H200[0], result)
+    assert row["input_tok_s"] == round(result["total_input_tokens"] / result["duration"], 2)
