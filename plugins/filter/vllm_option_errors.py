@@ -34,7 +34,12 @@ options:
     type: str
     required: true
   refuse_owned:
-    description: Refuse the options the serving plan sets (C(--port), C(--api-key), ...).
+    description: Refuse the options the serving plan sets (C(--port), C(--api-key), ...), and those that would get around
+      it (C(--config), C(--uds), C(--num-gpu-blocks-override), ...).
+    type: bool
+    default: true
+  allow_foreign:
+    description: Allow the options that load code from outside vLLM (C(--trust-remote-code), C(--middleware), ...).
     type: bool
     default: true
 author: llmhost.vllm maintainers (@llmhost)
@@ -59,13 +64,14 @@ _value:
 """
 
 
-def vllm_option_errors(argv, table, variable, refuse_owned=True):
+def vllm_option_errors(argv, table, variable, refuse_owned=True, allow_foreign=True):
     """Errors of ``argv`` against ``table`` (see module_utils/vllm_options.validate)."""
     if not isinstance(argv, (list, tuple)):
         raise AnsibleFilterError("%s must be a list of vllm serve arguments, got %s" % (variable, type(argv).__name__))
     if not isinstance(table, dict) or "options" not in table:
         raise AnsibleFilterError("vllm_option_errors: the option table has no 'options' (is it an option table?)")
-    return vllm_options.validate(list(argv), table, variable, refuse_owned=bool(refuse_owned))
+    return vllm_options.validate(list(argv), table, variable, refuse_owned=bool(refuse_owned),
+                                 allow_foreign=bool(allow_foreign))
 
 
 class FilterModule:

@@ -13,7 +13,9 @@ _PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
 # systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\"; "@" separates a template's instance.
 _ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNIT_PREFIX_RE = re.compile(r"[A-Za-z0-9:_.-]+\Z")
-_SOURCE_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|/)[^\s\"'$`\\]+\Z")
+# https://, http:// (mirrors on a trusted network) and file:// (offline) only: another scheme (ftp, ssh, gopher)
+# would be handed to pip, git or apt as it is.
+_SOURCE_RE = re.compile(r"((?i:https?|file)://|/)[^\s\"'$`\\]+\Z")
 _UNIT_RE = re.compile(r"[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]*)?\.(service|timer|target|socket|mount|path)\Z")
 # A host name or an IPv4/IPv6 address, as vLLM's --host takes it.
 _HOST_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)\Z")
@@ -68,6 +70,12 @@ def list_errors(spec, unique=(), ints=()):
     return out
 
 
+# Environment variables that make a process load code of their choosing before its own: the dynamic loader's,
+# Python's (a path, a start-up file, a warning category is imported, a breakpoint hook), the shells'.
+LOADER_ENV = frozenset(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_BIND_NOW", "PYTHONPATH", "PYTHONHOME",
+                        "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONEXECUTABLE",
+                        "PYTHONINSPECT", "PYTHONSAFEPATH", "BASH_ENV", "ENV", "PERL5LIB", "NODE_OPTIONS"])
+
 _NAME_RULES = {
     "path_part": (lambda t: bool(_PART_RE.match(t)),
                   "must be one plain name: letters, digits and . _ - + @, starting with a letter or digit"),
@@ -76,7 +84,11 @@ _NAME_RULES = {
     "unit_prefix": (lambda t: bool(_UNIT_PREFIX_RE.match(t)),
                     "is not the start of a systemd unit name (letters, digits, : _ . -)"),
     "source": (lambda t: bool(_SOURCE_RE.match(t)),
-               "is not a URL (https://..., file:///...) or an absolute path without whitespace, quotes, $, ` or backslashes"),
+               "is not a URL (https://, http:// or file:///...) or an absolute path without whitespace, quotes, $, ` "
+               "or backslashes"),
+    "not_loader": (lambda t: t.upper() not in LOADER_ENV and not t.upper().startswith("LD_"),
+                   "makes the process load code of its choosing before vLLM's (the dynamic loader's or Python's); it "
+                   "is refused: put what vLLM needs in its venv"),
     "env_name": (lambda t: bool(_ENV_RE.match(t)),
                  "is not an environment variable name (letters, digits and _, not starting with a digit)"),
     "host": (lambda t: bool(_HOST_RE.match(t)), "is not a host name or an IP address"),

@@ -33,7 +33,28 @@ OWNED = {
     "--enforce-eager": "vllm_service_enforce_eager",
     "--model": "vllm_service_model_path",
     "--gpu-memory-utilization": "vllm_service_gpu_memory_utilization",
+    # ways around the plan: more options from a file, a listener off TCP (the gateway, the checks and Prometheus
+    # dial TCP), a dtype the plan chose for the GPUs, parallel sizes and engines it did not plan, a KV budget of
+    # its own (a few blocks leave a replica unable to start), SSL the gateway does not speak to the replicas
+    "--config": "the plan's variables (vllm_service_*): options read from a file would escape its checks",
+    "--uds": "vllm_service_host and vllm_service_base_port (the replicas listen on TCP)",
+    "--dtype": "vllm_service_weight_format",
+    "--pipeline-parallel-size": "vllm_service_tensor_parallel_size (pipeline parallel is not planned)",
+    "-pp": "vllm_service_tensor_parallel_size (pipeline parallel is not planned)",
+    "--data-parallel-size": "more replicas (vllm_service_gpus, vllm_service_mode)",
+    "-dp": "more replicas (vllm_service_gpus, vllm_service_mode)",
+    "--api-server-count": "more replicas (vllm_service_gpus, vllm_service_mode)",
+    "--headless": "one replica per GPU group (vllm_service_mode)",
+    "--distributed-executor-backend": "vllm_service_tensor_parallel_size (the plan uses vLLM's own backend)",
+    "--num-gpu-blocks-override": "vllm_service_gpu_memory_utilization (the KV budget is the plan's)",
+    "--ssl-keyfile": "the gateway's TLS (gateway_tls_certificate, gateway_tls_key): the replicas speak HTTP to it",
+    "--ssl-certfile": "the gateway's TLS (gateway_tls_certificate, gateway_tls_key): the replicas speak HTTP to it",
+    "--root-path": "the gateway (the checks and Prometheus reach the replicas at /)",
 }
+
+# Options that load and run code of someone else's, refused unless vllm_service_allow_foreign_code is true.
+FOREIGN_CODE = ("--trust-remote-code", "--middleware", "--worker-cls", "--worker-extension-cls", "--tool-parser-plugin",
+                "--reasoning-parser-plugin", "--logits-processors", "--model-loader-extra-config")
 
 
 def split_flag(token):
@@ -44,12 +65,13 @@ def split_flag(token):
     return token, None
 
 
-def validate(argv, table, variable, refuse_owned=False):
+def validate(argv, table, variable, refuse_owned=False, allow_foreign=True):
     """Errors (plain sentences naming ``variable``) for an argv list of options and values.
 
     Unknown, removed or misspelled options, values given to switches, missing values and
     values outside an option's choices are errors. With ``refuse_owned``, options the serving
-    plan owns are refused too (with the variable that sets them)."""
+    plan owns are refused too (with the variable that sets them); without ``allow_foreign``, options that load
+    code of someone else's (FOREIGN_CODE)."""
     options = table.get("options", {})
     version = table.get("vllm_version", "?")
     errors = []
@@ -72,6 +94,9 @@ def validate(argv, table, variable, refuse_owned=False):
             continue
         if refuse_owned and name in OWNED:
             errors.append("%s: %s is set by the serving plan; use %s instead" % (variable, name, OWNED[name]))
+        if not allow_foreign and name in FOREIGN_CODE:
+            errors.append("%s: %s loads and runs code from outside vLLM (the model's folder, a module, a plugin); set "
+                          "vllm_service_allow_foreign_code=true to allow it" % (variable, name))
         values = []
         if not spec.get("takes_value"):
             if inline is not None:

@@ -77,6 +77,17 @@ FIRST_PLAY = [
      "monitoring_retention must be a Prometheus duration"),
     ({"monitoring_alert_disk_paths": ["/srv/models", "data"], "model_revision": "0" * 40},
      "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+    # ways around the plan, code from outside vLLM, and loader variables in the replicas' environment
+    ({"vllm_service_extra_args": ["--uds", "/run/vllm.sock"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: --uds is set by the serving plan; use vllm_service_host and vllm_service_base_port"),
+    ({"vllm_service_extra_args": ["--trust-remote-code"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: --trust-remote-code loads and runs code from outside vLLM"),
+    ({"vllm_service_env": {"LD_PRELOAD": "/tmp/x.so"}, "model_revision": "0" * 40},
+     "vllm_service_env: 'LD_PRELOAD' makes the process load code of its choosing"),
+    ({"vllm_service_env": {"PYTHONWARNINGS": "ignore::evil.Warning"}, "model_revision": "0" * 40},
+     "vllm_service_env: 'PYTHONWARNINGS' makes the process load code of its choosing"),
+    ({"vllm_install_index_url": "ftp://mirror.lan/simple", "model_revision": "0" * 40},
+     "vllm_install_index_url: 'ftp://mirror.lan/simple' is not a URL (https://, http:// or file:///...)"),
     # one host, one port each: the gateway on every address against Prometheus on loopback
     ({"gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"}], "gateway_port": 9090,
       "vllm_service_api_key": "vllm-key-0123456789abcdef", "model_revision": "0" * 40},

@@ -40,3 +40,16 @@ def test_a_mistyped_option_is_named_with_the_real_one(table, wrong, right):
     errors = vllm_option_errors([wrong, "1"], table, "vllm_service_extra_args")
     said = "%s is not an option of vllm serve in vLLM %s (did you mean %s?)" % (wrong, table["vllm_version"], right)
     assert any(said in e for e in errors), errors
+
+
+def test_foreign_code_needs_the_opt_in_and_ways_around_the_plan_are_refused():
+    from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
+    table = json.loads((TABLES / "0.33.0.json").read_text())
+    refused = vllm_options.validate(["--trust-remote-code", "--config", "/etc/x.yaml", "--num-gpu-blocks-override", "4"],
+                                    table, "x", refuse_owned=True, allow_foreign=False)
+    assert any("--trust-remote-code loads and runs code" in e for e in refused)
+    assert any("--config is set by the serving plan" in e for e in refused)
+    assert any("--num-gpu-blocks-override is set by the serving plan" in e for e in refused)
+    assert vllm_options.validate(["--trust-remote-code"], table, "x", refuse_owned=True, allow_foreign=True) == []
+    # an abbreviation argparse would take is no option of the table
+    assert "is not an option" in vllm_options.validate(["--max-model"], table, "x")[0]

@@ -35,8 +35,9 @@ def test_lists():
      ["x", "x.service\nExecStartPre=+/bin/sh", "a b.service", "x.conf"]),
     ("unit_prefix", ["vllm", "my-vllm_2"], ["../vllm", "vllm@", "v llm", ""]),
     ("env_name", ["OMP_NUM_THREADS", "_X"], ["1X", "A-B", "A B", "A\nB"]),
-    ("source", ["https://user:p%40ss@mirror.example/simple", "file:///srv/wheels", "/srv/wheels", "ssh://git@h/x.git"],
-     ["", "mirror.example/simple", "https://m/simple\ntrusted-host = evil", "https://m/simple ", "https://m/$HOME",
+    ("source", ["https://user:p%40ss@mirror.example/simple", "file:///srv/wheels", "/srv/wheels", "http://pypi.lan/simple",
+                "HTTPS://Mirror.example/x"],
+     ["ssh://git@h/x.git", "ftp://mirror.example/pub", "gopher://h/x", "git://h/x.git", "", "mirror.example/simple", "https://m/simple\ntrusted-host = evil", "https://m/simple ", "https://m/$HOME",
       "/srv/a b", "https://m/\"x", "https://m/\\x", "https://m/`id`"]),
     ("host", ["127.0.0.1", "::1", "::", "0.0.0.0", "gpu-1.lan", "fe80::1"], ["127.0.0.1\nLD_PRELOAD=/x.so", "a b", "-x", ""]),
     ("user", ["vllm", "_svc", "llm-host"], ["vllm\nroot", "Vllm", "a b", "1a", "x" * 33]),
@@ -64,3 +65,15 @@ def test_names(kind, good, bad):
 def test_in_container_is_decided_in_one_place(facts, want):
     from ansible_collections.llmhost.vllm.plugins.filter.in_container import in_container
     assert in_container(facts) is want
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "ld_library_path", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP",
+                                  "PYTHONWARNINGS", "PYTHONBREAKPOINT", "BASH_ENV", "LD_ANYTHING"])
+def test_loader_variables_are_refused(name):
+    errors = name_errors({"vllm_service_env": [name]}, "not_loader")
+    assert len(errors) == 1 and "load code of its choosing" in errors[0]
+
+
+def test_plain_environment_passes_the_loader_check():
+    assert name_errors({"vllm_service_env": ["OMP_NUM_THREADS", "VLLM_LOGGING_LEVEL", "PYTORCH_CUDA_ALLOC_CONF"]},
+                       "not_loader") == []
