@@ -10,9 +10,10 @@ short_description: Sentences for each bad gateway client, never quoting a key
 version_added: 0.1.0
 description:
   - Each client is a mapping with C(name) and C(key), and optional whole numbers C(rate) (1-100000) and C(burst) (0-100000).
-  - Names are 1-64 letters, digits, C(. _ -), starting with a letter or digit, and unique.
-  - Keys are 20 or more letters, digits or C(. _ ~ + / = -), and no two clients share one. A sentence about a key names the
-    client, never the key.
+  - Names are 1-64 letters, digits, C(. _ -), starting with a letter or digit, unique without regard to case, and
+    not a word nginx reserves (C(default), C(hostnames), C(include), C(volatile)).
+  - Keys are 20 to 256 letters, digits or C(. _ ~ + / = -) of at least 8 different characters, no two clients share
+    one, and none is the key the gateway presents to vLLM. A sentence about a key names the client, never the key.
   - Logic in C(module_utils/gateway.py).
 options:
   _input:
@@ -24,6 +25,10 @@ options:
     description: The variable's name, for the sentences.
     type: str
     default: gateway_clients
+  upstream_key:
+    description: The key the gateway presents to vLLM; no client may hold it.
+    type: str
+    default: ""
 author: llmhost.vllm maintainers (@llmhost)
 """
 
@@ -47,8 +52,8 @@ _value:
 from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 
 
-def gateway_clients(clients, variable="gateway_clients"):
-    return gateway.client_errors(clients, variable)
+def gateway_clients(clients, variable="gateway_clients", upstream_key=""):
+    return gateway.client_errors(clients, variable, upstream_key=str(upstream_key or ""))
 
 
 class FilterModule:

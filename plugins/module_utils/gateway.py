@@ -12,7 +12,11 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import values
 FIELDS = ("name", "key", "rate", "burst")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # A key reaches nginx only as its SHA-256, but clients send it in a header: printable, no space, long enough.
-KEY_RE = re.compile(r"[A-Za-z0-9._~+/=-]{20,}\Z")
+KEY_RE = re.compile(r"[A-Za-z0-9._~+/=-]{20,256}\Z")
+# A key of fewer different characters than this is one a guess finds (aaaa..., abab..., 0000...).
+KEY_MIN_DISTINCT = 8
+# Words nginx's map and geo blocks read as their own, not as a client's name.
+NGINX_RESERVED = frozenset(["default", "hostnames", "include", "volatile"])
 LIMITS = {"rate": (1, 100000), "burst": (0, 100000)}
 
 
@@ -31,8 +35,14 @@ def _one(variable, index, client):
         out.append("%s %s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
                    % (variable, label))
     if not (isinstance(client.get("key"), str) and KEY_RE.match(client["key"])):
-        out.append("%s %s: key must be 20 or more letters, digits or '. _ ~ + / = -' (the key is not shown)"
+        out.append("%s %s: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)"
                    % (variable, label))
+    elif len(set(client["key"])) < KEY_MIN_DISTINCT:
+        out.append("%s %s: key is made of fewer than %d different characters, which a guess finds (the key is not "
+                   "shown); use a random one (openssl rand -hex 24)" % (variable, label, KEY_MIN_DISTINCT))
+    if isinstance(client.get("name"), str) and client["name"].lower() in NGINX_RESERVED:
+        out.append("%s %s: name is a word nginx reserves (%s); choose another"
+                   % (variable, label, ", ".join(sorted(NGINX_RESERVED))))
     for field, (low, high) in LIMITS.items():
         value = client.get(field)
         if field in client and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
@@ -49,16 +59,20 @@ def _repeats(values):
     return again
 
 
-def client_errors(clients, variable="gateway_clients"):
-    """Sentences for every bad client; empty when all are fine."""
+def client_errors(clients, variable="gateway_clients", upstream_key=""):
+    """Sentences for every bad client; empty when all are fine. A client's key must differ from ``upstream_key`` (the
+    key the gateway presents to vLLM): a client that knew it could go around the gateway's limits."""
     if not isinstance(clients, list):
         return ["%s must be a list of clients ({name, key}), got %s" % (variable, type(clients).__name__)]
     out = [e for i, c in enumerate(clients) for e in _one(variable, i, c)]
     good = [c for c in clients if isinstance(c, dict)]
-    out += ["%s: two clients are named %s; names must be unique" % (variable, n)
-            for n in _repeats([c.get("name") for c in good if isinstance(c.get("name"), str)])]
+    out += ["%s: two clients are named %s (names are compared without regard to case); names must be unique"
+            % (variable, n) for n in _repeats([c.get("name").lower() for c in good if isinstance(c.get("name"), str)])]
     if _repeats([c.get("key") for c in good if isinstance(c.get("key"), str)]):
         out.append("%s: two clients share a key (the keys are not shown); each client needs its own" % variable)
+    out += ["%s client %s: its key is the one the gateway presents to vLLM (gateway_upstream_api_key, or "
+            "vllm_service_api_key; not shown); give the client a key of its own" % (variable, c.get("name"))
+            for c in good if upstream_key and c.get("key") == upstream_key]
     return out
 
 

@@ -76,6 +76,17 @@ LOADER_ENV = frozenset(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_BIND_NO
                         "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONEXECUTABLE",
                         "PYTHONINSPECT", "PYTHONSAFEPATH", "BASH_ENV", "ENV", "PERL5LIB", "NODE_OPTIONS"])
 
+def is_loopback(text):
+    """Whether text is a literal loopback address (127.0.0.0/8, ::1). A name, even localhost, is not: what it
+    resolves to is /etc/hosts' or DNS's to say, and a rule that lets a service go without a key must not depend on
+    it."""
+    import ipaddress  # pylint: disable=import-outside-toplevel
+    try:
+        return ipaddress.ip_address(str(text).strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 _NAME_RULES = {
     "path_part": (lambda t: bool(_PART_RE.match(t)),
                   "must be one plain name: letters, digits and . _ - + @, starting with a letter or digit"),
@@ -92,6 +103,7 @@ _NAME_RULES = {
     "env_name": (lambda t: bool(_ENV_RE.match(t)),
                  "is not an environment variable name (letters, digits and _, not starting with a digit)"),
     "host": (lambda t: bool(_HOST_RE.match(t)), "is not a host name or an IP address"),
+    "loopback": (is_loopback, "is not a literal loopback address (127.0.0.1, ::1; a name such as localhost is not taken)"),
     "user": (lambda t: bool(_USER_RE.match(t)),
              "is not a user or group name (lower-case letters, digits, _ and -, starting with a letter or _; 32 at most)"),
     "apt_name": (lambda t: bool(_APT_NAME_RE.match(t)),

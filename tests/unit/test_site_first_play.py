@@ -88,6 +88,15 @@ FIRST_PLAY = [
      "vllm_service_env: 'PYTHONWARNINGS' makes the process load code of its choosing"),
     ({"vllm_install_index_url": "ftp://mirror.lan/simple", "model_revision": "0" * 40},
      "vllm_install_index_url: 'ftp://mirror.lan/simple' is not a URL (https://, http:// or file:///...)"),
+    # "loopback" is an address, not a name
+    ({"vllm_service_host": "localhost", "model_revision": "0" * 40},
+     "vllm_service_host=localhost is not a loopback address (a name, even localhost, is not taken)"),
+    # a client's key is not vLLM's own; a fleet of every host
+    ({"gateway_clients": [{"name": "alice", "key": "vllm-key-0123456789abcdef"}],
+      "vllm_service_api_key": "vllm-key-0123456789abcdef", "model_revision": "0" * 40},
+     "gateway_clients client alice: its key is the one the gateway presents to vLLM"),
+    ({"gateway_backends_group": "all", "model_revision": "0" * 40},
+     "gateway_backends_group=all: name an inventory group of the GPU hosts"),
     # one host, one port each: the gateway on every address against Prometheus on loopback
     ({"gateway_clients": [{"name": "alice", "key": "alice-secret-key-0123456789"}], "gateway_port": 9090,
       "vllm_service_api_key": "vllm-key-0123456789abcdef", "model_revision": "0" * 40},
@@ -103,7 +112,7 @@ FIRST_PLAY = [
                           {"name": "bob", "key": "alice-secret-key-0123456789"}], "model_revision": "0" * 40},
      "gateway_clients: two clients share a key (the keys are not shown)"),
     ({"gateway_clients": [{"name": "carol", "key": "carol-brief-k3y"}], "model_revision": "0" * 40},
-     "gateway_clients client carol: key must be 20 or more letters"),
+     "gateway_clients client carol: key must be 20 to 256 letters"),
     ({"vllm_service_api_key": "vllm-key; proxy_pass http://evil", "model_revision": "0" * 40},
      "vllm_service_api_key holds a character nginx's configuration cannot carry"),
     # a fleet upstream from a group the inventory does not have; an advertised address that is not one

@@ -25,9 +25,9 @@ def test_each_bad_client_is_named_and_no_key_is_quoted():
     assert errors == [
         "gateway_clients item 0 must be a mapping with name and key",
         "gateway_clients item 1: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-        "gateway_clients client carol: key must be 20 or more letters, digits or '. _ ~ + / = -' (the key is not shown)",
-        "gateway_clients client dave: key must be 20 or more letters, digits or '. _ ~ + / = -' (the key is not shown)",
-        "gateway_clients client erin: key must be 20 or more letters, digits or '. _ ~ + / = -' (the key is not shown)",
+        "gateway_clients client carol: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)",
+        "gateway_clients client dave: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)",
+        "gateway_clients client erin: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)",
         "gateway_clients client frank: unknown field weight (fields: name, key, rate, burst)",
         "gateway_clients client frank: rate=0 must be a whole number from 1 to 100000",
         "gateway_clients client frank: burst=True must be a whole number from 0 to 100000",
@@ -40,7 +40,7 @@ def test_each_bad_client_is_named_and_no_key_is_quoted():
 
 def test_names_and_keys_are_each_clients_own():
     errors = client_errors([{"name": "a", "key": KEY_A}, {"name": "a", "key": KEY_B}, {"name": "b", "key": KEY_A}])
-    assert errors == ["gateway_clients: two clients are named a; names must be unique",
+    assert errors == ["gateway_clients: two clients are named a (names are compared without regard to case); names must be unique",
                       "gateway_clients: two clients share a key (the keys are not shown); each client needs its own"]
     assert KEY_A not in " ".join(errors)
 
@@ -100,3 +100,21 @@ def test_a_source_that_cannot_give_njs_here_is_refused_by_name(wish, facts, word
 def test_nginx_org_s_repository_and_key_are_ones_apt_can_use_safely(repo, key, words):
     errors = nginx_repo_errors(repo, key)
     assert (errors == []) if words is None else any(words in e for e in errors), errors
+
+
+@pytest.mark.parametrize("clients,upstream,words", [
+    ([{"name": "alice", "key": "a" * 30}], "", "key is made of fewer than 8 different characters"),
+    ([{"name": "alice", "key": "abab" * 8}], "", "key is made of fewer than 8 different characters"),
+    ([{"name": "alice", "key": KEY_A + "x" * 300}], "", "key must be 20 to 256"),
+    ([{"name": "Alice", "key": KEY_A}, {"name": "alice", "key": KEY_B}], "", "two clients are named alice"),
+    ([{"name": "default", "key": KEY_A}], "", "name is a word nginx reserves"),
+    ([{"name": "alice", "key": KEY_A}], KEY_A, "client alice: its key is the one the gateway presents to vLLM"),
+])
+def test_keys_a_guess_finds_shared_names_and_vllm_s_own_key_are_refused(clients, upstream, words):
+    errors = client_errors(clients, upstream_key=upstream)
+    assert any(words in e for e in errors), errors
+    assert not any(KEY_A in e or KEY_B in e or "aaaa" in e for e in errors), "a key is quoted"
+
+
+def test_a_client_key_other_than_vllm_s_passes():
+    assert client_errors([{"name": "alice", "key": KEY_A}], upstream_key=KEY_B) == []

@@ -40,6 +40,7 @@ def test_lists():
      ["ssh://git@h/x.git", "ftp://mirror.example/pub", "gopher://h/x", "git://h/x.git", "", "mirror.example/simple", "https://m/simple\ntrusted-host = evil", "https://m/simple ", "https://m/$HOME",
       "/srv/a b", "https://m/\"x", "https://m/\\x", "https://m/`id`"]),
     ("host", ["127.0.0.1", "::1", "::", "0.0.0.0", "gpu-1.lan", "fe80::1"], ["127.0.0.1\nLD_PRELOAD=/x.so", "a b", "-x", ""]),
+    ("loopback", ["127.0.0.1", "127.1.2.3", "::1", "[::1]"], ["localhost", "0.0.0.0", "10.0.0.1", "::", "127.0.0.1 ", ""]),
     ("user", ["vllm", "_svc", "llm-host"], ["vllm\nroot", "Vllm", "a b", "1a", "x" * 33]),
     ("apt_name", ["linux-image-6.5.0-41-generic", "libstdc++6", "cuda-toolkit-12-1"],
      ["Cuda", "a b", "cuda\n", "-x", "x"]),
