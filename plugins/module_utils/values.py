@@ -76,6 +76,7 @@ LOADER_ENV = frozenset(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_BIND_NO
                         "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONEXECUTABLE",
                         "PYTHONINSPECT", "PYTHONSAFEPATH", "BASH_ENV", "ENV", "PERL5LIB", "NODE_OPTIONS"])
 
+
 def is_loopback(text):
     """Whether text is a literal loopback address (127.0.0.0/8, ::1). A name, even localhost, is not: what it
     resolves to is /etc/hosts' or DNS's to say, and a rule that lets a service go without a key must not depend on

@@ -13,7 +13,6 @@ def test_ranges():
         "p=65536 must be a number from 1024 to 65535", "t=-1 must be a number from 0 to 64"]
 
 
-
 def test_nan_and_infinity_are_no_numbers():
     """NaN passes every < and > check: a range check must refuse it, and infinity where there is no upper bound."""
     assert range_errors({"a": [float("nan"), 0, 1], "b": ["nan", 0, 1], "c": ["inf", 1, None],
