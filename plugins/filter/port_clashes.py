@@ -40,30 +40,18 @@ _value:
 
 import os
 
-import yaml
-
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import host_values, load_yaml
 from ansible_collections.llmhost.vllm.plugins.module_utils.listeners import clash_errors
 
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = ("vllm_service", "gateway", "monitoring")
 
 
-def _defaults(collection_dir):
-    out = {}
-    for role in ROLES:
-        with open(os.path.join(str(collection_dir), "roles", role, "defaults", "main.yml"), encoding="utf-8") as handle:
-            out.update(yaml.safe_load(handle) or {})
-    return out
-
-
 def port_clashes(host_vars, collection_dir=COLLECTION_DIR):
-    merged = _defaults(collection_dir)
-    for name in list(merged):
-        try:
-            if name in host_vars:
-                merged[name] = host_vars[name]
-        except Exception:  # pylint: disable=broad-except  # a value that does not template: its role says why
-            continue
+    merged = {}
+    for defaults in load_yaml(*[os.path.join(str(collection_dir), "roles", r, "defaults", "main.yml") for r in ROLES]):
+        merged.update(defaults or {})
+    merged.update(host_values(host_vars, list(merged)))
     return clash_errors(merged)
 
 

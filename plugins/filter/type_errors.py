@@ -39,35 +39,18 @@ _value:
   elements: str
 """
 
-import glob
 import os
 
-import yaml
-
 from ansible_collections.llmhost.vllm.plugins.module_utils import input_types
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import host_values, load_yaml, role_files
 
 # This collection's root: plugins/filter/ is two levels below it, in a checkout as in an installed copy.
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _specs(collection_dir):
-    out = []
-    for path in sorted(glob.glob(os.path.join(str(collection_dir), "roles", "*", "meta", "argument_specs.yml"))):
-        with open(path, encoding="utf-8") as handle:
-            out.append(yaml.safe_load(handle))
-    return out
-
-
 def type_errors(host_vars, collection_dir=COLLECTION_DIR):
-    options = input_types.options_by_name(_specs(collection_dir))
-    values = {}
-    for name in options:
-        try:
-            if name in host_vars:
-                values[name] = host_vars[name]
-        except Exception:  # pylint: disable=broad-except  # a value that does not template: the role says why
-            continue
-    return input_types.errors(values, options)
+    options = input_types.options_by_name(load_yaml(role_files(collection_dir, "meta", "argument_specs.yml")))
+    return input_types.errors(host_values(host_vars, options), options)
 
 
 class FilterModule:

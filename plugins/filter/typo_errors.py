@@ -57,35 +57,21 @@ _value:
 import glob
 import os
 
-import yaml
-
 from ansible_collections.llmhost.vllm.plugins.module_utils import typos
-
-
-def _load(pattern):
-    """Each file's parsed YAML; a file that does not parse is left out (ansible-lint guards them)."""
-    out = []
-    for path in sorted(glob.glob(pattern)):
-        try:
-            with open(path, encoding="utf-8") as handle:
-                out.append(yaml.safe_load(handle))
-        except (OSError, yaml.YAMLError):
-            continue
-    return out
-
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import load_yaml, role_files
 
 # This collection's root: plugins/filter/ is two levels below it, in a checkout as in an installed copy.
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def typo_errors(names, run_tags=None, skip_tags=None, collection_dir=COLLECTION_DIR):
-    roles = os.path.join(str(collection_dir), "roles")
+    root = str(collection_dir)
     known = typos.known_names(
-        _load(os.path.join(roles, "*", "meta", "argument_specs.yml")),
-        _load(os.path.join(roles, "*", "defaults", "*.yml")) + _load(os.path.join(roles, "*", "vars", "*.yml")),
-        _load(os.path.join(roles, "*", "tasks", "*.yml")) + _load(os.path.join(roles, "*", "handlers", "*.yml"))
-        + _load(os.path.join(str(collection_dir), "playbooks", "*.yml")))
-    prefixes = typos.role_prefixes(os.path.basename(p) for p in glob.glob(os.path.join(roles, "*")))
+        load_yaml(role_files(root, "meta", "argument_specs.yml")),
+        load_yaml(role_files(root, "defaults", "*.yml"), role_files(root, "vars", "*.yml")),
+        load_yaml(role_files(root, "tasks", "*.yml"), role_files(root, "handlers", "*.yml"),
+                  os.path.join(root, "playbooks", "*.yml")))
+    prefixes = typos.role_prefixes(os.path.basename(p) for p in glob.glob(os.path.join(root, "roles", "*")))
     return (typos.var_errors([str(n) for n in names or ()], known["vars"], prefixes)
             + typos.tag_errors(run_tags, skip_tags, known["tags"]))
 

@@ -1,0 +1,43 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the first play's checks read on the controller: the collection's own YAML files, and the host's values of
+the variables they know, each read alone (a value that does not template is left to its role, which says why)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import yaml
+
+
+def load_yaml(*patterns):
+    """Each matching file's parsed YAML, in name order; a file that does not parse is left out (ansible-lint guards
+    them)."""
+    out = []
+    for pattern in patterns:
+        for path in sorted(glob.glob(str(pattern))):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    out.append(yaml.safe_load(handle))
+            except (OSError, yaml.YAMLError):
+                continue
+    return out
+
+
+def role_files(collection_dir, *parts):
+    """The glob pattern of one file kind in every role: role_files(root, "defaults", "*.yml")."""
+    return os.path.join(str(collection_dir), "roles", "*", *parts)
+
+
+def host_values(host_vars, names):
+    """{name: value} for each of names the host sets; Ansible templates each on access, so one that fails is
+    skipped rather than failing the others."""
+    out = {}
+    for name in names:
+        try:
+            if name in host_vars:
+                out[name] = host_vars[name]
+        except Exception:  # pylint: disable=broad-except  # an undefined or broken value: its role's check says why
+            continue
+    return out
