@@ -12,7 +12,11 @@
 # Resumable: each phase leaves a marker in $LLMHOST_SM89_DIR/state; the build's CMake folder and ccache
 # live under vllm_install_build_dir inside the chroot, so a run cut off mid-build picks up where it was.
 # The summary (no binaries) goes to tests/fixtures/build/vllm-0.6.3-sm89/.
-# usage: tests/build/sm89_proof.sh            (hours on 2 cores; run it under nohup)
+# usage: tests/build/sm89_proof.sh            (hours on 2 cores; run it under nohup, with setsid to stop it:)
+#   setsid nohup nice -n 15 tests/build/sm89_proof.sh > /var/tmp/sm89.out 2>&1 &
+#   kill -- -<its pid>     (its process group; never `pkill -f ninja` or the like: the host sees the test
+#                           containers' processes too, and a name match kills their apt or builds)
+# It takes about 3.2 CPU-hours cold: start it first in a session, and run no Molecule layer beside it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -29,6 +33,7 @@ mkdir -p "$S" "$OUTDIR"
 log() { printf '[sm89 %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 # 1. The chroot: Debian 12, then trixie non-free's CUDA 12.4 toolkit pinned low.
+command -v mmdebstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap
 if [ ! -f "$S/chroot" ]; then
   log "making the Debian 12 chroot in $R"
   # The build's own tools (the role's apt list) come from bookworm first; then -t trixie takes the toolkit and
