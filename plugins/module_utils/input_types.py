@@ -57,7 +57,8 @@ def options_by_name(specs):
     for spec in specs:
         for entry in ((spec or {}).get("argument_specs") or {}).values():
             for name, option in ((entry or {}).get("options") or {}).items():
-                out.setdefault(name, []).append(option or {})
+                if (option or {}) not in out.setdefault(name, []):  # entry points that share a role's options
+                    out[name].append(option or {})
     return out
 
 
