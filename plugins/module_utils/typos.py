@@ -20,9 +20,15 @@ SPECIAL_TAGS = frozenset(["all", "always", "never", "tagged", "untagged",
 SET_FACT = ("ansible.builtin.set_fact", "set_fact")
 
 
+# Play-wide switches that belong to no role but are read by the internal one (playbooks/uninstall.yml's): a typo in
+# llmhost_uninstall_packages=false would purge what the user meant to keep.
+PLAY_PREFIXES = ("llmhost_uninstall_",)
+
+
 def role_prefixes(roles):
-    """The public prefixes: each role's name and an underscore (internal roles, such as _common, have none)."""
-    return sorted(role + "_" for role in roles if role and not role.startswith("_"))
+    """The public prefixes: each role's name and an underscore (internal roles, such as _common, have none), and
+    the play-wide switches' (PLAY_PREFIXES)."""
+    return sorted([role + "_" for role in roles if role and not role.startswith("_")] + list(PLAY_PREFIXES))
 
 
 def spec_options(spec):

@@ -33,12 +33,16 @@ def test_the_readme_names_every_entry_point():
         assert "| `%s` |" % entry in readme, entry
 
 
+PLAY_SWITCHES = {("inputs", "llmhost_allow_unknown_vars"), ("uninstall_reports", "llmhost_uninstall_reports")} | {
+    ("uninstall", "llmhost_uninstall_" + what) for what in ("models", "reports", "holds", "packages")}
+
+
 def test_optional_inputs_are_the_defaults_and_required_ones_have_none():
     seen = {}
     for entry, spec in SPECS.items():
         for name, opt in (spec.get("options") or {}).items():
-            # inputs reads a play-wide switch of the user's, not an input of a calling role
-            assert name.startswith("_common_") or (entry, name) == ("inputs", "llmhost_allow_unknown_vars"), \
+            # play-wide switches of the user's, not inputs of a calling role
+            assert name.startswith("_common_") or (entry, name) in PLAY_SWITCHES, \
                 "%s: %s lacks the role's prefix" % (entry, name)
             assert opt.get("description"), "%s: %s has no description" % (entry, name)
             if opt.get("required") or "default" not in opt:

@@ -202,3 +202,25 @@ def test_a_folder_is_made_in_the_run_that_writes_in_it():
             if made.get("state") == "directory" and "llmhost.vllm.file_content" in after:
                 found.add((path.parts[-3], path.name, task["name"]))
     assert found == UNRELATED_FOLDERS
+
+
+# Roles that write to the hosts; host_report, doctor and llmhost_stack only read them (the doctor's stress-ng, which
+# it installs when asked to burn in, is a distribution package the user may keep).
+READ_ONLY = {"host_report", "doctor", "llmhost_stack"}
+UNINSTALL = yaml.safe_load((ROOT / "playbooks" / "uninstall.yml").read_text())
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r.name not in READ_ONLY], ids=lambda p: p.name)
+def test_every_role_that_writes_to_a_host_can_be_uninstalled(role):
+    """A declared uninstall entry point, which hands its footprint to _common, is called by playbooks/uninstall.yml
+    with the role's own tags, and the role's README says what it removes and keeps."""
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    assert "uninstall" in specs, "meta/argument_specs.yml declares no uninstall entry point"
+    tasks = yaml.safe_load((role / "tasks" / "uninstall.yml").read_text())
+    assert any((t.get("ansible.builtin.include_role") or {}).get("tasks_from") == "uninstall" for t in tasks)
+    calls = [t for play in UNINSTALL for t in play.get("tasks") or []
+             if (t.get("ansible.builtin.include_role") or {}).get("name") == "llmhost.vllm." + role.name]
+    assert len(calls) == 1 and calls[0]["ansible.builtin.include_role"]["tasks_from"] == "uninstall"
+    tags = {role.name, "uninstall", role.name + "_uninstall"}
+    assert set(calls[0]["tags"]) == tags == set(calls[0]["ansible.builtin.include_role"]["apply"]["tags"])
+    assert "## Uninstall" in (role / "README.md").read_text()

@@ -206,7 +206,7 @@ def test_a_tag_no_task_carries_stops_the_first_play(tmp_path, option, tag, words
     assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1
 
 
-@pytest.mark.parametrize("name", ["host_report.yml", "doctor.yml", "benchmark.yml", "upgrade_model.yml"])
+@pytest.mark.parametrize("name", ["host_report.yml", "doctor.yml", "benchmark.yml", "upgrade_model.yml", "uninstall.yml"])
 def test_every_playbook_refuses_typos_and_wrong_types_first(tmp_path, name):
     """The other playbooks call the same check (roles/_common, inputs) before their roles: a typo or a wrong type
     stops them in their first play, named, before anything runs."""

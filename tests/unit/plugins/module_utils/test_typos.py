@@ -10,12 +10,12 @@ TASKS = [{"name": "a", "ansible.builtin.set_fact": {"vllm_service_venv_path": "/
          {"block": [{"name": "b", "register": "vllm_service_ready", "tags": "verify"}],
           "rescue": [{"set_fact": {"__vllm_service_private": 1}}]}]
 PLAYBOOK = [{"hosts": "all", "roles": [{"role": "llmhost.vllm.gpu_tuning", "tags": ["tuning", "gpu_tuning"]}]}]
-KNOWN = typos.known_names([SPEC], [{"vllm_service_unit_name": "vllm"}], [TASKS, PLAYBOOK])
+KNOWN = typos.known_names([SPEC], [{"vllm_service_unit_name": "vllm", "llmhost_uninstall_packages": True}], [TASKS, PLAYBOOK])
 PREFIXES = typos.role_prefixes(["vllm_service", "gpu_tuning", "_common", "model"])
 
 
-def test_the_prefixes_are_the_public_roles():
-    assert PREFIXES == ["gpu_tuning_", "model_", "vllm_service_"]
+def test_the_prefixes_are_the_public_roles_and_the_play_wide_switches():
+    assert PREFIXES == ["gpu_tuning_", "llmhost_uninstall_", "model_", "vllm_service_"]
 
 
 def test_known_names_come_from_specs_defaults_set_facts_registers_and_every_tag():
@@ -30,6 +30,8 @@ def test_known_names_come_from_specs_defaults_set_facts_registers_and_every_tag(
                                       "(did you mean vllm_service_max_model_len?)"),
     ("vllm_service_api_kee", "(did you mean vllm_service_api_key?)"),
     ("model_revison", "model_revison is not a variable of any role of llmhost.vllm; Ansible would ignore it"),
+    # kept packages the user meant to keep would be purged
+    ("llmhost_uninstall_package", "(did you mean llmhost_uninstall_packages?)"),
 ])
 def test_a_prefixed_name_no_role_knows_is_refused_with_the_nearest_spelling(name, words):
     errors = typos.var_errors([name], KNOWN["vars"], PREFIXES)

@@ -1,0 +1,75 @@
+"""playbooks/uninstall.yml on the converged host (last of all), then the site playbook from what it leaves.
+
+What the host holds afterwards is compared, path by path, with what it held before any role ran (prepare.yml's
+baseline): every path left over must be a distribution package's own file or be kept on purpose, each for its
+stated reason. Here the uninstall keeps the models and the reports (the defaults), purges nginx's and Prometheus's
+packages (the default) and is asked to release the holds (llmhost_uninstall_holds=true)."""
+import json
+import os
+import re
+
+import pytest
+
+SCANNED = ["/etc", "/opt", "/srv", "/usr/local", "/var/lib", "/var/cache", "/var/tmp", "/var/log", "/usr/lib/systemd/system"]
+PORTS = [8000, 8001, int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150")), 9090, 9093, 9100, 9835]
+# (pattern of paths left on purpose, why)
+KEPT = [
+    (r"/srv/llmhost(/models(/tiny-qwen.*|/users-own-it.*)?)?", "the models stay unless asked (llmhost_uninstall_models)"),
+    (r"/etc/ansible(/facts\.d(/llmhost_(model|quantize)\.fact)?)?", "the models' records stay with the models"),
+    (r"/var/lib/llmhost(/bench.*)?", "the benchmark's runs are reports: they stay unless asked"),
+    (r"/etc/profile\.d/llmhost-cuda\.sh", "the CUDA toolkit stays installed and on PATH"),
+    (r"/(var/lib|usr/local/lib)/llmhost-test(/.*)?", "the test's own receiver and request loop"),
+    (r"/var/lib/(apt|dpkg|systemd|ucf|python|private|polkit-1)(/.*)?", "the package manager's and systemd's state"),
+    (r"/var/log/nginx(/(access|error)\.log)?", "nginx's own logs (Debian's package keeps them; not the gateway's)"),
+    (r"/var/cache/(apt|debconf|ldconfig|man)(/.*)?", "the package manager's caches"),
+    (r"/var/log/(journal|apt|dpkg\.log|alternatives\.log|private)(/.*)?", "the system's logs"),
+    (r"/etc/(ld\.so\.cache|passwd-?|group-?|shadow-?|gshadow-?|subuid-?|subgid-?|systemd/system/.*\.wants)(/.*)?",
+     "the system's own databases (users and groups removed, the files stay)"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _container_only(scenario):
+    if scenario != "container":
+        pytest.skip("the uninstall round trip runs in the container scenario")
+
+
+def _paths(host, listing):
+    return set(host.check_output(listing).splitlines())
+
+
+def leftovers(host):
+    """Paths the host holds now that it did not before the roles ran, that no installed package owns and that no
+    KEPT pattern names."""
+    before = _paths(host, "cat /root/llmhost-test-baseline.txt")
+    now = _paths(host, "find %s -xdev 2>/dev/null || true" % " ".join(SCANNED))
+    # dpkg names /lib/... what a merged /usr holds at /usr/lib/... too
+    packaged = _paths(host, "cat /var/lib/dpkg/info/*.list")
+    packaged |= {"/usr" + path for path in packaged if path.startswith("/lib/")}
+    return sorted(path for path in now - before - packaged
+                  if not any(re.fullmatch(pattern, path) for pattern, _why in KEPT))
+
+
+@pytest.mark.changes_the_host(order=4)
+def test_uninstall_leaves_only_what_it_keeps_and_the_site_converges_again(host, playbook):
+    model = json.loads(host.file("/etc/ansible/facts.d/llmhost_model.fact").content_string)["path"]
+    changed, failed, out = playbook("-e", "llmhost_uninstall_holds=true", path="playbooks/uninstall.yml")
+    assert not failed and changed, out[-4000:]
+    listening = host.run("ss -Hltn").stdout
+    assert not [port for port in PORTS if ":%d " % port in listening], listening
+    units = host.run("systemctl list-units --all --plain --no-legend 'vllm@*' 'llmhost-*' 'nginx*' 'prometheus*'").stdout
+    assert [line for line in units.splitlines() if not line.startswith("llmhost-test-")] == [], units
+    assert not host.package("nginx").is_installed and not host.package("prometheus").is_installed
+    assert host.run("apt-mark showhold").stdout.strip() == ""
+    # kept: the model, its record and its owner
+    assert host.file(model).is_directory and host.user("vllm").exists
+    left = leftovers(host)
+    assert not left, "left behind by the uninstall:\n" + "\n".join(left[:60])
+
+    changed, failed, out = playbook("-e", "llmhost_uninstall_holds=true", path="playbooks/uninstall.yml")
+    assert not failed and changed == 0, out[-4000:]
+
+    # the site from here: its own checks (each replica serves, the gateway's /health, Prometheus scrapes) pass
+    changed, failed, out = playbook()
+    assert not failed and changed, out[-4000:]
+    assert host.service("vllm@0.service").is_running and host.service("nginx.service").is_running
