@@ -10,15 +10,28 @@ import re
 
 import pytest
 
-SCANNED = ["/etc", "/opt", "/srv", "/usr/local", "/var/lib", "/var/cache", "/var/tmp", "/var/log", "/usr/lib/systemd/system"]
+# Where the roles write (and the folders anyone's installs land in). Not the rest of /etc and /var: there the
+# packages other tests install and keep (a compiler, stress-ng) leave what their scripts make (/etc/alternatives,
+# /etc/fonts), which no role wrote.
+SCANNED = ["/etc/llmhost", "/etc/systemd/system", "/etc/apt", "/etc/nginx", "/etc/prometheus", "/etc/default",
+           "/etc/sysctl.d", "/etc/modprobe.d", "/etc/modules-load.d", "/etc/profile.d", "/etc/ansible", "/etc/dkms",
+           "/opt", "/srv", "/usr/local/lib", "/usr/local/sbin", "/usr/local/bin", "/var/lib/llmhost", "/var/lib/nginx",
+           "/var/lib/prometheus", "/var/lib/grafana", "/var/cache/llmhost", "/var/cache/vllm", "/var/tmp",
+           "/var/log/nginx", "/var/log/prometheus", "/usr/lib/systemd/system"]
+# Installs other tests made with their own homes: removed by the same playbook, given the same variables.
+TEST_INSTALLS = ["--tags", "vllm_install,quantize", "-e", "vllm_install_home=/opt/llmhost/vllm-source-test",
+                 "-e", "vllm_install_wheel_cache=/var/cache/llmhost/wheels-source-test",
+                 "-e", "quantize_home=/opt/llmhost/quantize-seed"]
 PORTS = [8000, 8001, int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150")), 9090, 9093, 9100, 9835]
 # (pattern of paths left on purpose, why)
 KEPT = [
-    (r"/srv/llmhost(/models(/tiny-qwen.*|/users-own-it.*)?)?", "the models stay unless asked (llmhost_uninstall_models)"),
+    (r"/srv/llmhost(/models(/.*)?)?", "the models stay unless asked (llmhost_uninstall_models)"),
     (r"/etc/ansible(/facts\.d(/llmhost_(model|quantize)\.fact)?)?", "the models' records stay with the models"),
     (r"/var/lib/llmhost(/bench.*)?", "the benchmark's runs are reports: they stay unless asked"),
     (r"/etc/profile\.d/llmhost-cuda\.sh", "the CUDA toolkit stays installed and on PATH"),
     (r"/(var/lib|usr/local/lib)/llmhost-test(/.*)?", "the test's own receiver and request loop"),
+    (r"/var/tmp/systemd-private-.*", "systemd's private /tmp of units still running (the test's own)"),
+    (r"/var/cache/llmhost/wheels-source-test-archive(/.*)?", "the source-build test's second wheel cache"),
     (r"/var/lib/(apt|dpkg|systemd|ucf|python|private|polkit-1)(/.*)?", "the package manager's and systemd's state"),
     (r"/var/log/nginx(/(access|error)\.log)?", "nginx's own logs (Debian's package keeps them; not the gateway's)"),
     (r"/var/cache/(apt|debconf|ldconfig|man)(/.*)?", "the package manager's caches"),
@@ -53,6 +66,9 @@ def leftovers(host):
 @pytest.mark.changes_the_host(order=4)
 def test_uninstall_leaves_only_what_it_keeps_and_the_site_converges_again(host, playbook):
     model = json.loads(host.file("/etc/ansible/facts.d/llmhost_model.fact").content_string)["path"]
+    changed, failed, out = playbook(*TEST_INSTALLS, path="playbooks/uninstall.yml")
+    assert not failed and changed, out[-4000:]
+    assert not host.file("/opt/llmhost/vllm-source-test").exists and not host.file("/opt/llmhost/quantize-seed").exists
     changed, failed, out = playbook("-e", "llmhost_uninstall_holds=true", path="playbooks/uninstall.yml")
     assert not failed and changed, out[-4000:]
     listening = host.run("ss -Hltn").stdout
