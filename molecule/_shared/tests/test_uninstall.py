@@ -29,7 +29,7 @@ KEPT = [
     (r"/etc/ansible(/facts\.d(/llmhost_(model|quantize)\.fact)?)?", "the models' records stay with the models"),
     (r"/var/lib/llmhost(/bench.*)?", "the benchmark's runs are reports: they stay unless asked"),
     (r"/etc/profile\.d/llmhost-cuda\.sh", "the CUDA toolkit stays installed and on PATH"),
-    (r"/(var/lib|usr/local/lib)/llmhost-test(/.*)?", "the test's own receiver and request loop"),
+    (r"/(var/lib|usr/local/lib|srv)/llmhost-test(/.*)?", "the tests' own receiver, request loop and fixtures"),
     (r"/var/tmp/systemd-private-.*", "systemd's private /tmp of units still running (the test's own)"),
     (r"/var/cache/llmhost/wheels-source-test-archive(/.*)?", "the source-build test's second wheel cache"),
     (r"/var/lib/(apt|dpkg|systemd|ucf|python|private|polkit-1)(/.*)?", "the package manager's and systemd's state"),
@@ -80,7 +80,7 @@ def test_uninstall_leaves_only_what_it_keeps_and_the_site_converges_again(host, 
     # kept: the model, its record and its owner
     assert host.file(model).is_directory and host.user("vllm").exists
     left = leftovers(host)
-    assert not left, "left behind by the uninstall:\n" + "\n".join(left[:60])
+    assert not left, "left behind by the uninstall (%d paths):\n%s" % (len(left), "\n".join(left[:200]))
 
     changed, failed, out = playbook("-e", "llmhost_uninstall_holds=true", path="playbooks/uninstall.yml")
     assert not failed and changed == 0, out[-4000:]
