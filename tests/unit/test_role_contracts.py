@@ -217,10 +217,13 @@ def test_every_role_that_writes_to_a_host_can_be_uninstalled(role):
     specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
     assert "uninstall" in specs, "meta/argument_specs.yml declares no uninstall entry point"
     tasks = yaml.safe_load((role / "tasks" / "uninstall.yml").read_text())
-    assert any((t.get("ansible.builtin.include_role") or {}).get("tasks_from") == "uninstall" for t in tasks)
+    tags = {role.name, "uninstall", role.name + "_uninstall"}
+    includes = [t["ansible.builtin.include_role"] for t in tasks if "ansible.builtin.include_role" in t]
+    assert [i.get("tasks_from") for i in includes] == ["uninstall"]
+    # --tags <role> reaches every task, _common's included ones through apply
+    assert all(set(t.get("tags") or []) == tags for t in tasks) and set(includes[0]["apply"]["tags"]) == tags
     calls = [t for play in UNINSTALL for t in play.get("tasks") or []
              if (t.get("ansible.builtin.include_role") or {}).get("name") == "llmhost.vllm." + role.name]
     assert len(calls) == 1 and calls[0]["ansible.builtin.include_role"]["tasks_from"] == "uninstall"
-    tags = {role.name, "uninstall", role.name + "_uninstall"}
     assert set(calls[0]["tags"]) == tags == set(calls[0]["ansible.builtin.include_role"]["apply"]["tags"])
     assert "## Uninstall" in (role / "README.md").read_text()
