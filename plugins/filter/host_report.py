@@ -31,7 +31,8 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - C(checks) (list of dicts), C(blocking) (the failed checks that make site.yml stop), C(summary) (counts per status),
+    - C(checks) (list of dicts), C(blocking) (the failed checks that make site.yml stop) and C(blocking_text) (them,
+      one sentence each), C(summary) (counts per status),
       C(markdown) (str) and the inputs.
   type: dict
 """

@@ -35,6 +35,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.llmhost.vllm.plugins.module_utils.report_inputs import parse_sysctl
+
 
 def sysctl_output(data):
     """Parse ``sysctl`` output (list of lines, or one string) into ``{key: value}``."""
@@ -44,13 +46,7 @@ def sysctl_output(data):
         lines = data
     else:
         raise AnsibleFilterError("sysctl_output expects a string or a list of lines, got %s" % type(data).__name__)
-    out = {}
-    for line in lines:
-        key, sep, value = str(line).partition(" = ")
-        if not sep or not key.strip():
-            continue
-        out[key.strip()] = " ".join(value.split())
-    return out
+    return parse_sysctl(lines)
 
 
 class FilterModule:

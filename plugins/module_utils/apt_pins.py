@@ -19,3 +19,18 @@ def covers(pattern, name):
 def unpinned(names, patterns):
     """The names no entry of ``patterns`` covers, in their order."""
     return [n for n in names if not any(covers(p, n) for p in patterns)]
+
+
+def repo_versions(lines):
+    """{package: [version, ...]} from ``package version`` lines (the probe of NVIDIA's repository), in their order."""
+    out = {}
+    for line in lines or []:
+        fields = str(line).split()
+        if len(fields) == 2:
+            out.setdefault(fields[0], []).append(fields[1])
+    return out
+
+
+def repo_offers(packages, versions):
+    """What the repository offers of ``packages``, as one phrase: ``pkg 1.2-1, 1.1-1; other nothing;``."""
+    return " ".join("%s %s;" % (p, ", ".join(versions.get(p) or ["nothing"])) for p in packages)

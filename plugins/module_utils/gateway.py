@@ -15,9 +15,23 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 KEY_RE = re.compile(r"[A-Za-z0-9._~+/=-]{20,256}\Z")
 # A key of fewer different characters than this is one a guess finds (aaaa..., abab..., 0000...).
 KEY_MIN_DISTINCT = 8
+# Words and runs a guess tries first; a key that is little else is one a guess finds.
+WEAK_WORDS = ("password", "passwd", "secret", "changeme", "letmein", "qwerty", "admin", "welcome", "default",
+              "apikey", "api-key", "api_key", "iloveyou", "monkey", "dragon", "master", "abc123")
+_RUN_RE = re.compile(r"(0123|1234|2345|3456|4567|5678|6789|abcd|bcde|cdef|9876|8765|7654|6543|5432|4321|3210)+")
 # Words nginx's map and geo blocks read as their own, not as a client's name.
 NGINX_RESERVED = frozenset(["default", "hostnames", "include", "volatile"])
 LIMITS = {"rate": (1, 100000), "burst": (0, 100000)}
+
+
+def guessable(key):
+    """Whether a key is one a guess finds: fewer than KEY_MIN_DISTINCT different characters once the words and runs a
+    guess tries first (password, changeme, 123456...) and the separators are taken out."""
+    rest = key.lower()
+    for word in WEAK_WORDS:
+        rest = rest.replace(word, "")
+    rest = _RUN_RE.sub("", re.sub(r"[^a-z0-9]", "", rest))
+    return len(set(rest)) < KEY_MIN_DISTINCT
 
 
 def _label(index, client):
@@ -37,9 +51,10 @@ def _one(variable, index, client):
     if not (isinstance(client.get("key"), str) and KEY_RE.match(client["key"])):
         out.append("%s %s: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)"
                    % (variable, label))
-    elif len(set(client["key"])) < KEY_MIN_DISTINCT:
-        out.append("%s %s: key is made of fewer than %d different characters, which a guess finds (the key is not "
-                   "shown); use a random one (openssl rand -hex 24)" % (variable, label, KEY_MIN_DISTINCT))
+    elif guessable(client["key"]):
+        out.append("%s %s: key is a guess's first tries (a word such as password, a run such as 1234, or fewer than %d "
+                   "different characters; the key is not shown); use a random one (openssl rand -hex 24)"
+                   % (variable, label, KEY_MIN_DISTINCT))
     if isinstance(client.get("name"), str) and client["name"].lower() in NGINX_RESERVED:
         out.append("%s %s: name is a word nginx reserves (%s); choose another"
                    % (variable, label, ", ".join(sorted(NGINX_RESERVED))))
@@ -120,3 +135,20 @@ def nginx_repo_errors(repo_url, key_url):
     what apt trusts. Sentences naming each, by the shared checks of their classes."""
     return (values.name_errors({"gateway_nginx_repo_url": [repo_url] if repo_url else []}, kind="source")
             + values.repo_key_errors({"gateway_nginx_repo_key_url": key_url}))
+
+
+def fleet_errors(remote, members, served, key, upstream_key_given):
+    """Why one upstream cannot front the hosts of a fleet; empty when it can. ``remote``: the other hosts' variables
+    (mappings with inventory_hostname, vllm_service_network_endpoints, vllm_service_api_key); ``members`` and
+    ``served``: every host of the group and the model each serves; ``key``: the key this gateway presents to vLLM;
+    ``upstream_key_given``: gateway_upstream_api_key is set, so the hosts' own keys are not compared."""
+    out = ["host %s's replicas listen on loopback only: set vllm_service_host there to an address this host reaches "
+           "(with vllm_service_api_key), or vllm_service_advertise_address" % h.get("inventory_hostname")
+           for h in remote if not h.get("vllm_service_network_endpoints")]
+    if len(set(served)) > 1:
+        out.append("the hosts serve different models (%s); one upstream needs one model"
+                   % ", ".join("%s: %s" % pair for pair in zip(members, served)))
+    if not upstream_key_given and any((h.get("vllm_service_api_key") or "") != key for h in remote):
+        out.append("the hosts hold different vllm_service_api_key values (not shown): give them one key, or set "
+                   "gateway_upstream_api_key to a key they all accept")
+    return out

@@ -138,3 +138,23 @@ def check(folder, architectures=None, qwen_tokens=True):
         errors.append("no weight files (*.safetensors)")
     info["errors"] = errors
     return info
+
+
+def foreign_folders(seen, dest):
+    """What the model role must neither replace nor remove: ``dest``, ``dest.old`` or ``dest.previous`` there without
+    the manifest this collection writes (so someone else's). ``seen`` is path_info's answer: the folders looked at,
+    dest's and dest.previous's manifests read, dest.old's looked at."""
+    def there(path):
+        return bool((seen.get(path) or {}).get("exists"))
+
+    def read(path):
+        return "content" in (seen.get(path) or {})
+
+    out = []
+    if there(dest) and not read(dest + "/" + MANIFEST):
+        out.append(dest + " exists")
+    if there(dest + ".old") and not there(dest + ".old/" + MANIFEST):
+        out.append(dest + ".old exists")
+    if there(dest + ".previous") and not read(dest + ".previous/" + MANIFEST):
+        out.append(dest + ".previous exists")
+    return out

@@ -115,3 +115,13 @@ def parse_numactl(text):
                 dist_rows[int(m.group(1))] = [int(x) for x in m.group(2).split()]
     return [{"id": n, "cpus": out[n].get("cpus"), "memory_mib": out[n].get("memory_mib"), "distances": dist_rows.get(n, [])}
             for n in sorted(out)]
+
+
+def balancing(wish, node_count):
+    """kernel.numa_balancing for this host and why: ``wish`` is system_tuning_numa_balancing (true, false, or auto for
+    the host to decide). Returns (value, reason), value None when the kernel's own is left alone."""
+    if isinstance(wish, bool):
+        return int(wish), "forced %s by system_tuning_numa_balancing" % ("on" if wish else "off")
+    if int(node_count) > 1:
+        return 0, ("off: %d NUMA nodes, and automatic page migration stalls GPU-feeding threads" % int(node_count))
+    return None, "left alone: one NUMA node, so balancing has nothing to move"

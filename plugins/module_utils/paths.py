@@ -10,7 +10,10 @@ distribution's own file (``/etc/sysctl.conf``, ``/etc/default/grub``)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 
 _PART_RE = re.compile(r"[A-Za-z0-9._@+-]+\Z")
 # Folders a role must never take over, whatever their depth.
@@ -19,6 +22,15 @@ SYSTEM_DIRS = frozenset([
     "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
     "/etc/apt", "/etc/default", "/etc/systemd", "/etc/systemd/system", "/usr/bin", "/usr/lib", "/usr/local",
     "/usr/local/bin", "/usr/local/lib", "/usr/share", "/var/cache", "/var/lib", "/var/log", "/var/tmp", "/run/user",
+    # shared memory, the programs' folders of PATH, key stores, systemd's and the schedulers' folders root reads
+    "/dev/shm", "/run/shm", "/run/lock", "/var/lock", "/var/crash", "/var/mail", "/var/spool", "/var/spool/cron",
+    "/usr/sbin", "/usr/local/sbin", "/usr/games", "/usr/local/games", "/snap", "/snap/bin", "/usr/libexec",
+    "/etc/ssl", "/etc/ssl/private", "/etc/ssl/certs", "/etc/ssh", "/etc/pki", "/etc/sudoers.d", "/etc/cron.d",
+    "/etc/cron.daily", "/etc/cron.hourly", "/etc/profile.d", "/etc/security", "/etc/pam.d", "/etc/ld.so.conf.d",
+    "/etc/modprobe.d", "/etc/sysctl.d", "/etc/udev", "/etc/udev/rules.d", "/etc/systemd/user", "/etc/systemd/network",
+    "/lib/systemd", "/lib/systemd/system", "/usr/lib/systemd", "/usr/lib/systemd/system", "/run/systemd",
+    "/run/systemd/system", "/etc/nginx", "/etc/prometheus", "/etc/apt/sources.list.d", "/etc/apt/preferences.d",
+    "/etc/apt/trusted.gpg.d", "/etc/apt/keyrings", "/usr/share/keyrings", "/var/lib/dpkg", "/var/lib/apt",
 ])
 
 
@@ -60,6 +72,42 @@ def errors(paths, optional=(), dropins=None, read_only=()):
 def controller_dir(value, cwd, default="reports"):
     """The absolute folder on the controller that ``value`` names: ``~`` expanded, a relative path taken from
     ``cwd`` (where ansible-playbook runs), never from the collection's own folder; ``default`` when empty."""
-    import os.path
     path = os.path.expanduser(str(value).strip()) if value not in (None, "") else default
     return os.path.normpath(os.path.join(cwd, path))
+
+
+_FILE_PART_RE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def file_part(name):
+    """``name`` (an inventory host name, say) as one file name on the controller: a name of letters, digits and
+    ``. _ -`` that does not start with a dot stays as it is; any other is made so, with a short hash of the name so
+    that two names never become one (``a/b`` and ``a_b``)."""
+    text = str(name)
+    safe = _FILE_PART_RE.sub("_", text).lstrip(".")[:100]
+    if safe == text and safe:
+        return text
+    return "%s-%s" % (safe or "host", hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:8])
+
+
+def real_folder_problem(path, holds=None):
+    """Why ``path`` (on the machine this runs on) is not a real folder holding the regular file ``holds``; None when it
+    is. Links are not followed, neither the folder nor the file: what is read back is what was named."""
+    for target, kind, test in ((path, "folder", stat.S_ISDIR), (holds and os.path.join(path, holds), "file", stat.S_ISREG)):
+        if not target:
+            continue
+        try:
+            mode = os.lstat(target).st_mode
+        except OSError:
+            return "holds no %s" % holds if kind == "file" else "does not exist"
+        if stat.S_ISLNK(mode):
+            return "%s is a symbolic link, which is not followed; name the real %s" % (target, kind)
+        if not test(mode):
+            return "%s is not a %s" % (target, "regular file" if kind == "file" else kind)
+    return None
+
+
+def real_folder_errors(paths, holds=None):
+    """One sentence per name of ``paths`` (name: path) that real_folder_problem refuses."""
+    return ["%s=%s %s" % (name, value, problem) for name, value in sorted((paths or {}).items())
+            for problem in [real_folder_problem(str(value), holds)] if problem]

@@ -236,6 +236,7 @@ def build_report(host, system, topo, numa, live_sysctl, wanted_sysctl, cmdline, 
     checks = profile_checks(profile, system or {}, topo or {}, python) + gpu_checks(topo or {}) + \
         tuning_checks(numa, live_sysctl, wanted_sysctl, cmdline, wanted_cmdline, wanted_cpu)
     blocking = [c for c in checks if c.get("blocking")]
+    why = " ".join("%s: want %s, have %s (%s)." % (c["item"], c["want"], c["have"], c["fix"]) for c in blocking)
     return {"host": host, "system": system, "gpu_topology": topo, "numa": numa, "checks": checks,
-            "profile": (profile or {}).get("name"), "blocking": blocking,
+            "profile": (profile or {}).get("name"), "blocking": blocking, "blocking_text": why,
             "summary": summary(checks), "markdown": markdown(host, system or {}, topo or {}, numa or {}, checks)}

@@ -34,7 +34,7 @@ PLAY = """
              else [__vllm_service_network_host ~ ':8000', __vllm_service_network_host ~ ':8001'] }}
     - ansible.builtin.include_role:
         name: llmhost.vllm.gateway
-        tasks_from: preflight
+        tasks_from: plan
     - name: Compare with what the case expects
       ansible.builtin.assert:
         that:
@@ -50,7 +50,8 @@ CASES = {
                    "c": {"vllm_service_host": "0.0.0.0", "ansible_host": "10.0.0.3"}},
                   None, ["127.0.0.1:8000", "127.0.0.1:8001", "10.0.0.2:8000", "10.0.0.2:8001",
                          "10.0.0.3:8000", "10.0.0.3:8001"]),
-    "advertised": ({"b": {"vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2"}},
+    "advertised": ({"b": {"vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2",
+                          "vllm_service_advertise_loopback": True}},
                    None, ["127.0.0.1:8000", "127.0.0.1:8001", "127.0.0.2:8000", "127.0.0.2:8001"]),
     "loopback": ({"b": {}}, "host loopback-b's replicas listen on loopback only: set vllm_service_host there", None),
     "models": ({"b": {"vllm_service_host": "10.0.0.2", "test_model": "qwen-other"}},

@@ -227,3 +227,73 @@ def test_every_role_that_writes_to_a_host_can_be_uninstalled(role):
     assert len(calls) == 1 and calls[0]["ansible.builtin.include_role"]["tasks_from"] == "uninstall"
     assert set(calls[0]["tags"]) == tags == set(calls[0]["ansible.builtin.include_role"]["apply"]["tags"])
     assert "## Uninstall" in (role / "README.md").read_text()
+
+
+def _tasks(node):
+    """Every task of a task list, blocks unrolled."""
+    for task in node or []:
+        if isinstance(task, dict):
+            yield task
+            for key in ("block", "rescue", "always"):
+                yield from _tasks(task.get(key))
+
+
+def _task_files():
+    for path in sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("roles/*/handlers/*.yml")):
+        yield path, yaml.safe_load(path.read_text()) or []
+    for path in sorted(ROOT.glob("playbooks/*.yml")):
+        plays = yaml.safe_load(path.read_text()) or []
+        yield path, [t for play in plays for key in ("pre_tasks", "tasks", "post_tasks", "handlers")
+                     for t in play.get(key) or []]
+
+
+def test_a_role_is_entered_only_through_a_declared_entry_point():
+    """tasks_from into another role's file that its argument_specs do not declare is a phase file used as an
+    interface: its inputs are never checked, and the callee cannot change it without breaking the caller."""
+    found = []
+    for path, tasks in _task_files():
+        for task in _tasks(tasks):
+            for module in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+                args = task.get(module)
+                if not isinstance(args, dict) or "{{" in args["name"]:
+                    continue
+                role = args["name"].rsplit(".", 1)[-1]
+                entry = args.get("tasks_from", "main")
+                declared = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+                if entry not in declared["argument_specs"]:
+                    found.append("%s: %s tasks_from=%s" % (path.relative_to(ROOT), role, entry))
+    assert not found, "declare these entry points in the role's meta/argument_specs.yml:\n" + "\n".join(found)
+
+
+def _templated(node, where=""):
+    """(where, value) of every string of a parsed YAML node that holds Jinja."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _templated(value, "%s.%s" % (where, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _templated(value, "%s[%d]" % (where, i))
+    elif isinstance(node, str) and ("{{" in node or "{%" in node):
+        yield where, node
+
+
+def _yaml_files():
+    return (sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("roles/*/handlers/*.yml"))
+            + sorted(ROOT.glob("roles/*/vars/*.yml")) + sorted(ROOT.glob("playbooks/*.yml")))
+
+
+def test_no_jinja_value_spans_more_than_four_lines():
+    """A decision longer than that belongs in Python (module_utils, a filter), where a test can reach it; the
+    YAML wires it. Counted as the value is read (a folded >- block's lines joined), as the design issue counted."""
+    found = ["%s%s: %d lines" % (path.relative_to(ROOT), where, len(value.strip().splitlines()))
+             for path in _yaml_files() for where, value in _templated(yaml.safe_load(path.read_text()))
+             if len(value.strip().splitlines()) > 4]
+    assert not found, "\n".join(found)
+
+
+def test_no_jinja_programs_in_task_files():
+    """{% set %} and {% for %} build values step by step: a function with a test does that (templates keep theirs)."""
+    program = re.compile(r"\{%-?\s*(set|for)\b")
+    found = ["%s:%d" % (path.relative_to(ROOT), n) for path in _yaml_files()
+             for n, line in enumerate(path.read_text().splitlines(), 1) if program.search(line)]
+    assert not found, found

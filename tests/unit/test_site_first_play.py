@@ -139,6 +139,58 @@ FIRST_PLAY = [
     ({"monitoring_alert_kv_cache_usage": "nan", "model_revision": "0" * 40},
      "monitoring_alert_kv_cache_usage: got 'nan' (a string); needs a finite number (not NaN, not infinity)"),
     # a name of the user's own under a role's prefix passes with the opt-in, a real boolean; the next check still runs
+    # inputs judged by their class, whatever role reads them (module_utils/input_classes.py): a unit name that could
+    # replace the system's, credentials in a URL that others read, an advertised loopback, a working folder's name
+    ({"gpu_tuning_unit": "ssh.service", "model_revision": "0" * 40},
+     "gpu_tuning_unit='ssh.service' does not start with the collection's prefix (llmhost- or vllm)"),
+    ({"system_tuning_cpu_policy_unit": "cpufrequtils.service", "model_revision": "0" * 40},
+     "system_tuning_cpu_policy_unit='cpufrequtils.service' does not start with the collection's prefix"),
+    ({"vllm_service_unit_name": "getty", "model_revision": "0" * 40},
+     "vllm_service_unit_name='getty' does not start with the collection's prefix"),
+    ({"llmhost_stack_nvidia_repo_url": "https://bob:hunter2@mirror.lan/cuda/", "model_revision": "0" * 40},
+     "llmhost_stack_nvidia_repo_url=(not shown) holds credentials"),
+    ({"model_hf_endpoint": "https://hunter2@hf.lan", "model_revision": "0" * 40},
+     "model_hf_endpoint=(not shown) holds credentials"),
+    ({"gateway_nginx_repo_url": "https://bob:hunter2@nginx.lan/debian", "model_revision": "0" * 40},
+     "gateway_nginx_repo_url=(not shown) holds credentials"),
+    ({"vllm_install_git_mirrors": {"https://github.com/nvidia/cutlass.git": "https://bob:hunter2@git.lan/c.git"},
+      "model_revision": "0" * 40}, "vllm_install_git_mirrors=(not shown) holds credentials"),
+    ({"monitoring_alertmanager_urls": ["https://bob:hunter2@am.lan"], "model_revision": "0" * 40},
+     "monitoring_alertmanager_urls=(not shown) holds credentials"),
+    ({"benchmark_url": "https://bob:hunter2@gw.lan", "model_revision": "0" * 40},
+     "benchmark_url=(not shown) holds credentials"),
+    ({"vllm_service_advertise_address": "127.0.0.1", "model_revision": "0" * 40},
+     "vllm_service_advertise_address='127.0.0.1' is what other hosts would dial, and it names this host's loopback"),
+    ({"model_name": "qwen3.partial", "model_revision": "0" * 40},
+     "model_name='qwen3.partial' ends as the collection's own working folders do"),
+    ({"vllm_service_cache_dir": "/var/cache/vllm.previous", "model_revision": "0" * 40},
+     "vllm_service_cache_dir='/var/cache/vllm.previous' ends as the collection's own working folders do"),
+    ({"monitoring_config_dir": "/etc/llmhost/monitoring.old", "model_revision": "0" * 40},
+     "monitoring_config_dir='/etc/llmhost/monitoring.old' ends as"),
+    ({"benchmark_work_dir": "/var/lib/llmhost/bench.partial", "model_revision": "0" * 40},
+     "benchmark_work_dir='/var/lib/llmhost/bench.partial' ends as"),
+    ({"gateway_clients": [{"name": "alice", "key": "Password-Password-123456"}], "model_revision": "0" * 40},
+     "gateway_clients client alice: key is a guess's first tries"),
+    # a folder handed to a service user that is shared memory, or a key store root reads
+    ({"vllm_service_cache_dir": "/dev/shm", "model_revision": "0" * 40},
+     "vllm_service_cache_dir='/dev/shm' is a system folder or too close to one"),
+    ({"benchmark_work_dir": "/etc/ssl/private", "model_revision": "0" * 40},
+     "benchmark_work_dir='/etc/ssl/private' is a system folder or too close to one"),
+    ({"gateway_access_log": "/etc/passwd", "model_revision": "0" * 40},
+     "gateway_access_log='/etc/passwd' is not a log file of the collection's own"),
+    # a folder already on the host that anyone may write in (sticky, as /tmp), or a link ({shared}, {link}: made by
+    # the fixture on this machine)
+    ({"vllm_service_cache_dir": "{shared}", "model_revision": "0" * 40},
+     "vllm_service_cache_dir={shared} is a shared folder on the host (mode 1777"),
+    ({"model_store": "{link}", "model_revision": "0" * 40}, "model_store={link} is a symbolic link on the host"),
+    # addresses a service binds, as nginx and Prometheus read them: literal, IPv4 for Prometheus's flags
+    ({"gateway_listen_address": "gateway.lan", "model_revision": "0" * 40},
+     "gateway_listen_address='gateway.lan' is not a literal IPv4 or IPv6 address"),
+    ({"monitoring_listen_address": "::1", "model_revision": "0" * 40},
+     "monitoring_listen_address='::1' is not a literal IPv4 address"),
+    # a folder handed to the service user that root reads configuration from
+    ({"vllm_service_cache_dir": "/etc/llmhost/vllm", "model_revision": "0" * 40},
+     "vllm_service_cache_dir=/etc/llmhost/vllm and vllm_service_config_dir=/etc/llmhost/vllm overlap"),
     ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": True, "vllm_install_method": "conda",
       "model_revision": "0" * 40}, "vllm_install_method=conda; choose one of wheel, source"),
     ({"vllm_service_my_note": "x", "llmhost_allow_unknown_vars": "True ", "model_revision": "0" * 40},
@@ -151,6 +203,15 @@ SECRETS = ("model_hf_token", "vllm_service_api_key", "vllm_service_hf_token", "g
            "monitoring_alert_webhook_url")
 
 
+TMP = {}
+
+
+def _placed(extra, tmp):
+    """The case's values with {shared} and {link} put in: folders of this machine the fixture made."""
+    return {k: v.replace("{shared}", str(tmp / "shared")).replace("{link}", str(tmp / "link")) if isinstance(v, str)
+            else v for k, v in extra.items()}
+
+
 @pytest.fixture(scope="module")
 def first_play_refusals(tmp_path_factory):
     """Every FIRST_PLAY entry at once, through the real site playbook: a real run (not --check) with no GPU and no
@@ -158,8 +219,11 @@ def first_play_refusals(tmp_path_factory):
     a check were lost; the checks are tagged `always`, so they run whatever tags are chosen."""
     if not Path("/etc/debian_version").exists():
         pytest.skip("the roles support Debian-family hosts only")
-    tmp = tmp_path_factory.mktemp("first-play")
-    hosts = {"case-%d" % i: dict({"llmhost_stack": "current"}, **extra, ansible_connection="local",
+    tmp = TMP["dir"] = tmp_path_factory.mktemp("first-play")
+    (tmp / "shared").mkdir()
+    (tmp / "shared").chmod(0o1777)
+    (tmp / "link").symlink_to(tmp / "shared")
+    hosts = {"case-%d" % i: dict({"llmhost_stack": "current"}, **_placed(extra, tmp), ansible_connection="local",
                                  ansible_python_interpreter=sys.executable)
              for i, (extra, _words) in enumerate(FIRST_PLAY)}
     site = (ROOT / "playbooks" / "site.yml").read_text()
@@ -174,11 +238,13 @@ def test_site_refuses_bad_input_in_its_first_play(first_play_refusals, request, 
     assert rc == 2, out[-3000:]
     got = hosts.get(case)
     assert got and got["failed"], "%s (%s) was not refused: %s" % (case, extra, got)
+    words = _placed({"words": words}, TMP["dir"])["words"]
     assert said_in(words, got["failed"]), (words, got["failed"])
     assert len(got["plays"]) == 1 and "before changing anything" in got["plays"][0], got["plays"]
     assert got["changed"] == 0
     for name in set(SECRETS) & set(extra):
         assert extra[name].strip("\\") not in out, "the value of %s is shown" % name
+    assert "hunter2" not in out, "a URL's credentials are shown"
     for client in [c for c in extra.get("gateway_clients", []) if isinstance(c, dict)]:
         assert client["key"] not in out, "the key of gateway client %s is shown" % client["name"]
 

@@ -97,6 +97,11 @@ def test_a_client_gets_a_completion_and_vllm_sees_its_own_key(host):
     ("max_completion_tokens a string", {"path": "/v1/chat/completions",
                                         "body": {"model": "qwen-test", "max_completion_tokens": "9"}}, 400,
      "max_completion_tokens"),
+    ("sequences past the limit together", {"path": "/v1/completions", "body": dict(COMPLETION, n=1000, max_tokens=1000)},
+     400, "the request asks for 1000 sequences of 1000 tokens; all of them together may be at most"),
+    ("a number JSON writes but is not finite", {"path": "/v1/completions",
+                                                "raw": b'{"model": "qwen-test", "prompt": "hi", "temperature": 1e999}'},
+     400, "temperature is not a finite number"),
     ("an unknown model", {"path": "/v1/completions", "body": dict(COMPLETION, model="gpt-4")}, 404, "gpt-4"),
     ("a body past the limit", {"path": "/v1/completions", "raw": b"x" * (4096 * 1024 + 1)}, 413, "larger than"),
     ("vLLM's metrics", {"path": "/metrics"}, 404, "not found"),
@@ -108,6 +113,13 @@ def test_the_gateway_refuses_before_vllm(case, request_args, status, words):
     assert words in body["error"]["message"], (case, body)
     if status == 401:
         assert headers.get("WWW-Authenticate", "").startswith("Bearer"), headers
+
+
+def test_the_bearer_scheme_is_read_in_any_case():
+    """RFC 7235: the scheme's name is case-insensitive; a client library that sends "bearer" is served."""
+    req = urllib.request.Request(URL + "/v1/models", headers={"Authorization": "bEaReR " + KEYS["alice"]})
+    with urllib.request.urlopen(req, timeout=10, context=TLS["context"]) as answer:
+        assert answer.status == 200
 
 
 def test_a_client_over_its_rate_gets_429_with_retry_after():
@@ -247,7 +259,8 @@ def fleet(tmp_path_factory, playbook):
     assert run.returncode == 0, run.stderr
     second = {"ansible_connection": "community.docker.docker",
               "ansible_docker_extra_args": "-H=" + os.environ["DOCKER_HOST"],
-              "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2", "gateway_clients": []}
+              "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2",
+              "vllm_service_advertise_loopback": True, "gateway_clients": []}
     inventory = tmp_path_factory.mktemp("fleet") / "fleet.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {
         "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},

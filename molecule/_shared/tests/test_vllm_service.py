@@ -99,6 +99,22 @@ def test_secrets_stay_out_of_argv_unit_and_journal(host):
     assert API_KEY not in host.run("journalctl --no-pager -u 'vllm@*'").stdout
 
 
+def test_a_secret_shaped_env_entry_reaches_the_replica_from_the_0600_file(host):
+    """vllm_service_env's STANDIN_UPSTREAM_TOKEN looks like a secret by its name: secrets.env (0600) holds it, the
+    readable replica files do not, and the replica's process has it."""
+    if "STANDIN_UPSTREAM_TOKEN" not in host.ansible.get_variables().get("vllm_service_env", {}):
+        pytest.skip("this scenario sets no secret-shaped environment")
+    value = "token-of-the-molecule-env"
+    assert '\nSTANDIN_UPSTREAM_TOKEN="%s"\n' % value in host.file("/etc/llmhost/vllm/secrets.env").content_string
+    assert value not in host.file("/etc/llmhost/vllm/0.env").content_string
+    assert 'VLLM_STANDIN_LOAD_SECONDS="1"' in host.file("/etc/llmhost/vllm/0.env").content_string
+    host.run_test("systemctl start vllm@0.service")
+    pid = host.check_output("systemctl show -p MainPID --value vllm@0.service")
+    # read as the replica's own user: root in the container lacks CAP_SYS_PTRACE, which another user's environ needs
+    environ = host.check_output("runuser -u vllm -- cat /proc/%s/environ | tr '\\0' '\\n'" % pid)
+    assert "STANDIN_UPSTREAM_TOKEN=" + value in environ.splitlines()
+
+
 def test_unit_is_sandboxed(host):
     props = dict(line.split("=", 1) for line in host.check_output(
         "systemctl show vllm@0.service -p User -p NoNewPrivileges -p ProtectSystem -p ProtectHome -p PrivateTmp "

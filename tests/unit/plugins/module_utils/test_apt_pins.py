@@ -39,3 +39,12 @@ def test_debian_flavour_moves_the_family_within_one_transaction():
 def test_seed_pins_its_branch_only():
     assert apt_unpinned(["nvidia-utils-535", "nvidia-utils-580", "libnvidia-compute-535"], _pins("seed", "Ubuntu")) == [
         "nvidia-utils-580"]
+
+
+def test_the_repositorys_versions_are_read_and_said_in_order():
+    from ansible_collections.llmhost.vllm.plugins.module_utils.apt_pins import repo_offers, repo_versions
+    found = repo_versions(["nvidia-driver-cuda 580.172.08-1", "nvidia-driver-cuda 580.159.04-1", "W: a warning line",
+                           "nvidia-kernel-open-dkms 580.172.08-1"])
+    assert found == {"nvidia-driver-cuda": ["580.172.08-1", "580.159.04-1"], "nvidia-kernel-open-dkms": ["580.172.08-1"]}
+    assert repo_offers(["nvidia-driver-cuda", "cuda-toolkit-13-0"], found) == (
+        "nvidia-driver-cuda 580.172.08-1, 580.159.04-1; cuda-toolkit-13-0 nothing;")

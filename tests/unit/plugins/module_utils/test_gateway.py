@@ -4,7 +4,7 @@ import pytest
 from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import client_errors, nginx_repo_errors, nginx_source
 
 KEY_A = "alice-key-0123456789abcdef"
-KEY_B = "bob+key/0123456789=~._-"
+KEY_B = "bob+key/9f3Xq7Lm2w=~._-"
 
 
 def test_good_clients_pass():
@@ -103,8 +103,11 @@ def test_nginx_org_s_repository_and_key_are_ones_apt_can_use_safely(repo, key, w
 
 
 @pytest.mark.parametrize("clients,upstream,words", [
-    ([{"name": "alice", "key": "a" * 30}], "", "key is made of fewer than 8 different characters"),
-    ([{"name": "alice", "key": "abab" * 8}], "", "key is made of fewer than 8 different characters"),
+    ([{"name": "alice", "key": "a" * 30}], "", "key is a guess's first tries"),
+    ([{"name": "alice", "key": "abab" * 8}], "", "key is a guess's first tries"),
+    ([{"name": "alice", "key": "Password-Password-123456"}], "", "key is a guess's first tries"),
+    ([{"name": "alice", "key": "changeme_changeme_2024"}], "", "key is a guess's first tries"),
+    ([{"name": "alice", "key": "qwerty-0123456789-abcdef"}], "", "key is a guess's first tries"),
     ([{"name": "alice", "key": KEY_A + "x" * 300}], "", "key must be 20 to 256"),
     ([{"name": "Alice", "key": KEY_A}, {"name": "alice", "key": KEY_B}], "", "two clients are named alice"),
     ([{"name": "default", "key": KEY_A}], "", "name is a word nginx reserves"),
@@ -116,5 +119,33 @@ def test_keys_a_guess_finds_shared_names_and_vllm_s_own_key_are_refused(clients,
     assert not any(KEY_A in e or KEY_B in e or "aaaa" in e for e in errors), "a key is quoted"
 
 
+@pytest.mark.parametrize("key", ["test-key-of-alice-0123456789", "9f86d081884c7d659a2feaa0c55ad015", "k7Rq-Zp2x-Lm9w-Tt4v-Hs8n",
+                                 "password-but-then-Xk29fQ7bLm"])
+def test_random_looking_keys_are_not_guessable(key):
+    from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import guessable
+    assert not guessable(key)
+
+
 def test_a_client_key_other_than_vllm_s_passes():
     assert client_errors([{"name": "alice", "key": KEY_A}], upstream_key=KEY_B) == []
+
+
+@pytest.mark.parametrize("remote,served,upstream_given,words", [
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["10.0.0.2:8000"], "vllm_service_api_key": "k"}],
+     ["qwen", "qwen"], False, []),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": [], "vllm_service_api_key": "k"}],
+     ["qwen", "qwen"], False, ["host b's replicas listen on loopback only"]),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["x:1"], "vllm_service_api_key": "k"}],
+     ["qwen", "llama"], False, ["the hosts serve different models (a: qwen, b: llama)"]),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["x:1"], "vllm_service_api_key": "other"}],
+     ["qwen", "qwen"], False, ["the hosts hold different vllm_service_api_key values (not shown)"]),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["x:1"], "vllm_service_api_key": "other"}],
+     ["qwen", "qwen"], True, []),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["x:1"]}], ["qwen", "qwen"], False,
+     ["the hosts hold different vllm_service_api_key values"]),
+])
+def test_a_fleet_is_one_upstream_only_when_every_host_can_join_it(remote, served, upstream_given, words):
+    from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import fleet_errors
+    got = fleet_errors(remote, ["a", "b"], served, "k", upstream_given)
+    assert len(got) == len(words) and all(w in g for w, g in zip(words, got)), got
+    assert not any("other" in g for g in got), "a key is quoted"

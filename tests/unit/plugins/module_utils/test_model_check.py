@@ -63,3 +63,20 @@ def test_manifest_catches_a_changed_added_or_missing_file(tiny, tmp_path):
 
 def test_unreadable_config_is_an_error_not_a_traceback(tmp_path):
     assert model_check.check(str(tmp_path))["errors"][0].startswith("config.json cannot be read")
+
+
+D = "/srv/llmhost/models/qwen"
+OURS = {D: {"exists": True}, D + "/" + model_check.MANIFEST: {"exists": True, "content": "{}"},
+        D + ".old": {"exists": True}, D + ".old/" + model_check.MANIFEST: {"exists": True},
+        D + ".previous": {"exists": True}, D + ".previous/" + model_check.MANIFEST: {"exists": True, "content": "{}"}}
+
+
+@pytest.mark.parametrize("change,foreign", [
+    ({}, []),
+    ({D + "/" + model_check.MANIFEST: {"exists": False}}, [D + " exists"]),
+    ({D + ".old/" + model_check.MANIFEST: {"exists": False}}, [D + ".old exists"]),
+    ({D + ".previous/" + model_check.MANIFEST: {"exists": True, "error": "Permission denied"}}, [D + ".previous exists"]),
+    ({D: {"exists": False}, D + "/" + model_check.MANIFEST: {"exists": False}}, []),
+])
+def test_a_model_folder_without_the_collections_manifest_is_someone_elses(change, foreign):
+    assert model_check.foreign_folders(dict(OURS, **change), D) == foreign

@@ -1,4 +1,6 @@
 """Paths the roles create, own, write or remove: what may land in a unit, a script or an rm."""
+import re
+
 import pytest
 
 from ansible_collections.llmhost.vllm.plugins.filter.path_errors import path_errors
@@ -16,6 +18,9 @@ def test_plain_deep_paths_pass(value):
     ("/etc", "system folder"),
     ("/srv", "at least 2 levels"),
     ("/etc/systemd/system", "system folder"),
+    # shared memory, PATH's folders, key stores, systemd's and the schedulers' folders
+    ("/dev/shm", "system folder"), ("/usr/local/sbin", "system folder"), ("/etc/ssl/private", "system folder"),
+    ("/lib/systemd/system", "system folder"), ("/etc/cron.d/", "system folder"), ("/etc/sudoers.d", "system folder"),
     ("var/cache/vllm", "not an absolute path"),
     ("", "not an absolute path"),
     (["/a/b"], "not an absolute path"),
@@ -59,3 +64,37 @@ def test_read_only_names_only_loosen_their_own_check():
     found = path_errors({"toolkit": "/usr", "build_dir": "/usr"}, read_only=["toolkit"])
     assert found == ["build_dir='/usr' is a system folder or too close to one (at least 2 levels below /, such as "
                      "/var/cache/llmhost)"]
+
+
+@pytest.mark.parametrize("name,kept", [
+    ("gpu-box-1", True), ("gpu1.lab.example.org", True), ("GPU_2", True),
+    ("../../etc/cron.d/x", False), ("a/b", False), ("a b", False), (".hidden", False), ("", False), ("ü", False),
+])
+def test_a_host_name_becomes_one_file_name(name, kept):
+    from ansible_collections.llmhost.vllm.plugins.module_utils.paths import file_part
+    got = file_part(name)
+    assert (got == name) is kept
+    assert got and "/" not in got and not got.startswith(".") and re.match(r"[A-Za-z0-9._-]+\Z", got), got
+
+
+def test_two_host_names_never_share_a_file():
+    from ansible_collections.llmhost.vllm.plugins.module_utils.paths import file_part
+    names = ["a/b", "a_b", "a b", "a\\b", "../a_b"]
+    assert len({file_part(n) for n in names}) == len(names)
+
+
+def test_a_folder_read_back_is_real_and_links_are_not_followed(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text("{}")
+    (tmp_path / "link").symlink_to(run)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "summary.json").symlink_to(run / "summary.json")
+    (tmp_path / "dir-summary").mkdir()
+    (tmp_path / "dir-summary" / "summary.json").mkdir()
+    got = paths.real_folder_errors({"a": str(run), "b": str(tmp_path / "link"), "c": str(tmp_path / "other"),
+                                    "d": str(tmp_path / "dir-summary"), "e": str(tmp_path / "none"),
+                                    "f": str(run / "summary.json")}, holds="summary.json")
+    assert [line.split("=", 1)[0] for line in got] == ["b", "c", "d", "e", "f"]
+    assert "is a symbolic link, which is not followed" in got[0] and "is a symbolic link" in got[1]
+    assert "is not a regular file" in got[2] and got[3].endswith("does not exist") and "is not a folder" in got[4]

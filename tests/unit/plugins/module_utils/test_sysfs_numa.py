@@ -1,4 +1,6 @@
 """sysfs/procfs readers on captured trees and on a tree made here."""
+import pytest
+
 from ansible_collections.llmhost.vllm.plugins.module_utils import numa, sysfs
 
 
@@ -69,3 +71,15 @@ def test_numactl_public(shared):
     assert nodes[0]["distances"] == [10, 12, 12, 12]
     two = numa.parse_numactl((shared / "numactl/aws-c-s3-403-c5n18xlarge-2socket.txt").read_text())
     assert [n["cpus"] for n in two] == ["0-17,36-53", "18-35,54-71"]
+
+
+@pytest.mark.parametrize("wish,nodes,value,reason", [
+    (True, 1, 1, "forced on by system_tuning_numa_balancing"),
+    (False, 2, 0, "forced off by system_tuning_numa_balancing"),
+    ("auto", 2, 0, "off: 2 NUMA nodes"),
+    ("auto", "1", None, "left alone: one NUMA node"),
+    ("true", 1, None, "left alone"),
+])
+def test_numa_balancing_is_off_on_several_nodes_unless_forced(wish, nodes, value, reason):
+    got_value, got_reason = numa.balancing(wish, nodes)
+    assert got_value == value and got_reason.startswith(reason)

@@ -1,0 +1,263 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Inputs that cross roles, each judged by its class, whatever role declares it.
+
+Every playbook's first play reads the host's values of the variables named here (filter input_class_errors), so a
+role cannot skip a class: the contract tests (tests/unit/test_role_contracts.py) hold every declared variable whose
+name says its class to the table below.
+
+- A unit name the user may choose carries the collection's prefix, so it cannot shadow a unit or template of the
+  system (``getty@``, ``ssh``).
+- A URL that lands where others can read it (apt's sources, a task's environment, a command line, nginx's
+  repository file) holds no credentials; pip's sources go to a 0600 file and may.
+- An address other hosts dial is not loopback.
+- A folder or a name that becomes one is not one of the collection's own working names (``x.partial`` beside
+  ``x``), and a secret's variable is never shown.
+- An environment variable is a secret by its shape: its name (KEY, TOKEN, PASS, AUTH...) or its value (a URL with
+  credentials, a token's prefix, a long random string); secrets go to a 0600 file."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
+from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_loopback
+
+# The collection's unit names: the replicas' template (vllm@) and everything else (llmhost-...).
+UNIT_PREFIXES = ("llmhost-", "vllm")
+# Folders the roles make beside their own, to replace one whole (temp path, then rename) or to keep the one before.
+WORKING_SUFFIXES = (".partial", ".previous", ".old")
+
+UNITS = frozenset(["gpu_tuning_unit", "system_tuning_cpu_policy_unit", "vllm_service_unit_name"])
+# Written where anyone on the host reads them, or handed to a tool in argv or its environment.
+SHOWN_URLS = frozenset([
+    "llmhost_stack_nvidia_repo_url", "llmhost_stack_nvidia_repo_key_url", "gateway_nginx_repo_url",
+    "gateway_nginx_repo_key_url", "model_hf_endpoint", "vllm_install_git_url", "vllm_install_git_mirrors",
+    "benchmark_url", "benchmark_script_url", "monitoring_alertmanager_urls",
+])
+# pip's sources: written to the venv's 0600 pip.conf, which pip reads; never in a task's environment.
+PRIVATE_URLS = frozenset([
+    "vllm_install_index_url", "vllm_install_extra_index_urls", "vllm_install_find_links", "quantize_index_url",
+    "quantize_find_links", "monitoring_gpu_exporter_index_url", "monitoring_gpu_exporter_find_links",
+    "benchmark_index_url", "benchmark_find_links",
+])
+# The whole URL is the secret (a webhook's token is in its path): declared no_log, written to 0600 files.
+SECRET_URLS = frozenset(["monitoring_alert_webhook_url", "monitoring_alert_watchdog_url"])
+ADVERTISED = frozenset(["vllm_service_advertise_address"])
+# Hosts that share one network namespace (containers on one machine's network) may advertise loopback to each other.
+SHARED_NETNS = "vllm_service_advertise_loopback"
+# Addresses a service binds: a literal address, as nginx, Prometheus and the exporters read it (a name that does
+# not resolve at their start would fail only then, after the install). Prometheus, Alertmanager, node_exporter and
+# the GPU exporter are given IPv4 only: their address is written without the brackets IPv6 needs.
+LISTEN_ADDRESSES = {"gateway_listen_address": 6, "monitoring_listen_address": 4}
+# Folders the roles create, chown or chmod on the host (handed to a service user, or root's configuration): never a
+# shared or system folder, whatever role declares them. Playbooks that run one role (benchmark, doctor) check them
+# too, in their first play.
+TAKEN_FOLDERS = frozenset([
+    "benchmark_home", "benchmark_work_dir", "gateway_config_dir", "model_hf_cache", "model_store",
+    "monitoring_config_dir", "monitoring_gpu_exporter_home", "monitoring_grafana_dashboards_dir", "quantize_home",
+    "vllm_install_build_dir", "vllm_install_home", "vllm_install_wheel_cache", "vllm_service_cache_dir",
+    "vllm_service_config_dir",
+])
+# Files a service appends to as root (nginx opens its logs before it drops privileges) and the uninstall removes:
+# the collection's own by their name, under /var/log.
+LOG_FILES = frozenset(["gateway_access_log"])
+# Declared paths that are not folders the roles take: read only (a toolkit, a model, a venv another role made), on
+# the controller (reports), or files and programs (each checked by its role's path_errors).
+NOT_TAKEN = {
+    "cuda_toolkit_home": "read", "vllm_install_cuda_home": "read", "model_local_path": "read",
+    "vllm_service_model_path": "read", "vllm_service_venv": "read",
+    "benchmark_dir": "controller", "doctor_dir": "controller", "host_report_dir": "controller",
+    "kernel_grub_dropin": "file", "system_tuning_grub_dropin": "file", "llmhost_stack_nvidia_repo_keyring": "file",
+    "monitoring_gpu_exporter_python": "program", "nvidia_driver_secure_boot_efivar": "file",
+}
+# Names that become a folder of their own beside others of the collection.
+FOLDER_NAMES = frozenset(["model_name"])
+
+_CREDENTIALS_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*@")
+# Parts of an environment variable's name that say it holds a secret.
+_SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|PWD|AUTH|CRED|PRIVATE|COOKIE|SESSION|SIGNATURE|CERT", re.I)
+# Values shaped like a secret: well-known token prefixes, a JWT, a bearer header, or a long run without spaces that
+# mixes letters and digits.
+_SECRET_VALUE_RE = re.compile(r"(hf_|sk-|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA|eyJ|Bearer\s)\S+\Z")
+_RANDOM_RE = re.compile(r"(?=[^\s/]*[0-9])(?=[^\s/]*[A-Za-z])[A-Za-z0-9+_=-]{32,}\Z")
+
+
+def _on(value):
+    """A boolean as both readings take it (a real one, or yes/on/true/1)."""
+    return value is True or str(value).strip().lower() in ("yes", "on", "true", "1")
+
+
+def has_credentials(url):
+    """Whether a URL carries user:password@ (or a token@) before its host."""
+    return isinstance(url, str) and bool(_CREDENTIALS_RE.match(url.strip()))
+
+
+def secret_shaped(name, value):
+    """Whether an environment entry looks like a secret, by its name or by its value. Wrong guesses cost nothing:
+    the entry still reaches the process, from the 0600 file instead of the readable one."""
+    text = str(value) if value is not None else ""
+    return bool(_SECRET_NAME_RE.search(str(name)) or has_credentials(text) or _SECRET_VALUE_RE.match(text)
+                or _RANDOM_RE.match(text))
+
+
+def split_env(env, secret):
+    """The entries of ``env`` that are secret-shaped (``secret`` true) or not."""
+    return {k: v for k, v in (env or {}).items() if secret_shaped(k, v) == bool(secret)}
+
+
+def _items(value):
+    """The strings of a value that is one, a list of them, or a mapping of them (git mirrors: URL to URL)."""
+    if isinstance(value, dict):
+        return [v for v in value.values() if isinstance(v, str)]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return [value] if isinstance(value, str) else []
+
+
+def unit_problem(value):
+    if isinstance(value, str) and not value.startswith(UNIT_PREFIXES):
+        return ("does not start with the collection's prefix (%s): a unit or template of the system by that name "
+                "would be replaced; choose a name such as llmhost-%s" % (" or ".join(UNIT_PREFIXES), value))
+    return None
+
+
+def advertised_problem(value):
+    """An advertised address is dialled by other hosts: never loopback, localhost or every address."""
+    text = str(value or "").strip().lower().rstrip(".")
+    if is_loopback(text) or text == "localhost" or text.endswith(".localhost") or text in ("0.0.0.0", "::"):
+        return ("is what other hosts would dial, and it names this host's loopback (or every address); give the "
+                "address or name of the interface they reach it on (or vllm_service_advertise_loopback=true where the "
+                "hosts share one network namespace)")
+    return None
+
+
+def listen_problem(value, versions):
+    try:
+        address = ipaddress.ip_address(str(value).strip("[]")) if isinstance(value, str) else None
+    except ValueError:
+        address = None
+    if address is None or (versions == 4 and address.version != 4):
+        return ("is not a literal %s address, which the service binds as it is (a name would be resolved only when the "
+                "service starts, after the install); for example 127.0.0.1 or 0.0.0.0"
+                % ("IPv4" if versions == 4 else "IPv4 or IPv6"))
+    return None
+
+
+def log_problem(value):
+    """A log is the collection's own: under /var/log, ending in .log, its name or a folder of it naming llmhost."""
+    ours = (not path_problem(value) and value.startswith("/var/log/") and value.endswith(".log")
+            and any(part.startswith("llmhost") for part in value[len("/var/log/"):].split("/")))
+    if not ours:
+        return ("is not a log file of the collection's own: a file under /var/log ending in .log whose name or folder "
+                "starts with llmhost (nginx appends to it as root, and the uninstall removes it), such as "
+                "/var/log/nginx/llmhost-gateway.access.log")
+    return None
+
+
+def working_name_problem(value):
+    """A folder (or the last part of a path) ending as the collection's working folders do."""
+    last = str(value).rstrip("/").rsplit("/", 1)[-1] if isinstance(value, str) else ""
+    if last.endswith(WORKING_SUFFIXES):
+        return ("ends as the collection's own working folders do (%s): the role would take %s for one of them"
+                % (", ".join(WORKING_SUFFIXES), last))
+    return None
+
+
+def _url_problem(name, value):
+    if name in SHOWN_URLS and any(has_credentials(item) for item in _items(value)):
+        return ("holds credentials (user:password@), which would show where the host's users read it (apt's sources, "
+                "a command line or an environment); serve the mirror without them on a trusted network, or for pip "
+                "use the *_index_url variables, which go to a 0600 file")
+    return None
+
+
+def errors(values, path_names=()):
+    """One sentence per variable of ``values`` (name: value, what the user set) that its class refuses.
+    ``path_names`` are the declared path variables, whose last part must not be a working name."""
+    out = []
+    for name, value in sorted((values or {}).items()):
+        problem = None
+        if name in UNITS:
+            problem = unit_problem(value)
+        elif name in SHOWN_URLS:
+            problem = _url_problem(name, value)
+        elif name in ADVERTISED and value not in ("", None) and not _on(values.get(SHARED_NETNS)):
+            problem = advertised_problem(value)
+        if name in LISTEN_ADDRESSES:
+            problem = listen_problem(value, LISTEN_ADDRESSES[name])
+        if name in LOG_FILES:
+            problem = log_problem(value)
+        if problem is None and name in TAKEN_FOLDERS and value not in ("", None):
+            problem = path_problem(value)
+        if problem is None and (name in FOLDER_NAMES or name in path_names) and value not in ("", None):
+            problem = working_name_problem(value)
+        if problem:
+            shown = "(not shown)" if name in SHOWN_URLS else repr(value)
+            out.append("%s=%s %s" % (name, shown, problem))
+    return out
+
+
+_FOLDER_RE = re.compile(r"_(dir|home|venv|path)\Z")
+
+
+def folder_names(options):
+    """The declared folders among ``options`` (name: its option specs): type path, or named *_dir, *_home, *_venv,
+    *_path."""
+    return frozenset(name for name, specs in options.items()
+                     if _FOLDER_RE.search(name) and not name.endswith("_file")
+                     or any((spec or {}).get("type") == "path" and not name.endswith("_file") for spec in specs))
+
+
+def taken_paths(merged):
+    """{variable: folder} of the folders the roles would take, from the roles' defaults with the host's values over
+    them; a value still holding a template (a default built from another) or empty is left to its role."""
+    return {name: value for name, value in sorted(merged.items())
+            if name in TAKEN_FOLDERS and isinstance(value, str) and value and "{" not in value and not path_problem(value)}
+
+
+# Folders handed to a service user (it owns them) and folders root reads configuration, programs or models from: the
+# first never equal to, inside or around the second, or the service user could swap what root later reads.
+HANDED_OVER = frozenset(["vllm_service_cache_dir"])
+ROOT_READS = frozenset(["vllm_service_config_dir", "vllm_install_home", "quantize_home", "monitoring_gpu_exporter_home",
+                        "monitoring_config_dir", "gateway_config_dir", "benchmark_home", "model_store"])
+
+
+def _within(inner, outer):
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def handed_over_errors(taken):
+    """A folder handed to a service user that is, holds or lies in a folder root reads from."""
+    out = []
+    for user_name in sorted(HANDED_OVER & set(taken)):
+        mine = taken[user_name].rstrip("/")
+        for root_name in sorted(ROOT_READS & set(taken)):
+            theirs = taken[root_name].rstrip("/")
+            if _within(mine, theirs) or _within(theirs, mine):
+                out.append("%s=%s and %s=%s overlap: the first is handed to a service user, and root reads "
+                           "configuration, programs or models from the second; give them folders apart"
+                           % (user_name, mine, root_name, theirs))
+    return out
+
+
+def shared_folder_errors(found, taken):
+    """``found``: path_info's answer for the folders of ``taken`` (variable: folder). A folder that is there already
+    as a symbolic link, or shared (anyone may write in it, or its sticky bit is set, as in /tmp), is refused: the
+    roles would hand it to a service user or root would read from it. So is a folder handed to a service user that
+    overlaps one root reads from (handed_over_errors)."""
+    out = handed_over_errors(taken)
+    for name, path in sorted(taken.items()):
+        seen = (found or {}).get(path) or {}
+        if not seen.get("exists"):
+            continue
+        mode = int(seen.get("mode") or "0", 8)
+        if seen.get("type") == "link":
+            out.append("%s=%s is a symbolic link on the host; name the real folder" % (name, path))
+        elif seen.get("type") != "directory":
+            out.append("%s=%s is on the host already, and not a folder" % (name, path))
+        elif mode & 0o1002:
+            out.append("%s=%s is a shared folder on the host (mode %04o: anyone may write in it); the roles would take "
+                       "it over. Name a folder of the collection's own, such as /srv/llmhost/..." % (name, path, mode))
+    return out

@@ -1,0 +1,276 @@
+# Copyright: llmhost.vllm contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Each role's input checks as one table: the role's values in, its sentences out (filter role_input_errors).
+
+A role's validate.yml reads its variables (``query('ansible.builtin.vars', *names)``) and hands them here in one
+call; what each variable becomes decides its check, through the shared checks of values.py and paths.py:
+
+- ``ranges``: name to (lowest, highest) (highest None: no upper bound);
+- ``names``: name to (kind, optional) for values.name_errors (an optional one may be empty: the role's default);
+- ``lists``: names that must be lists, ``unique`` ones without repeats; a list's names are checked only once it is
+  one (a string would be read character by character);
+- ``paths``: names checked by paths.errors, with ``optional``, ``dropins`` and ``read_only`` as it takes them;
+- ``extra``: a function of the values for what a table cannot say, returning more sentences."""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, values
+
+# A value an environment file carries as one plain double-quoted value.
+SAFE_ENV_VALUE = re.compile(r"[^\n\"'\\$`]*\Z")
+# A duration as Prometheus reads it on its command line and in its configuration.
+DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h|d|w|y)\Z")
+# One argument of the unit's command line: systemd splits VLLM_ARGS at whitespace and would expand $.
+SAFE_ARG = re.compile(r"[^\s\"'\\$`]+\Z")
+# Set by the serving plan (per replica) or by the unit, or the secrets' own: vllm_service_env may not override them.
+VLLM_OWNED_ENV = ["CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "VLLM_ARGS", "VLLM_CACHE_ROOT",
+                  "HF_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE",
+                  "XDG_CACHE_HOME", "VLLM_API_KEY", "HF_TOKEN"]
+
+
+def _vllm_env_owned(env):
+    owned = [k for k in env if k in VLLM_OWNED_ENV]
+    if not owned:
+        return []
+    return ["vllm_service_env sets %s, which the serving plan or the unit sets (GPU selection, NCCL without P2P, the "
+            "argument list, the cache folders the sandbox lets it write, the secrets). Change them through the plan's "
+            "variables (vllm_service_gpus, vllm_service_tensor_parallel_size, vllm_service_extra_args, "
+            "vllm_service_cache_dir) or the secret ones (vllm_service_api_key, vllm_service_hf_token) instead. Owned "
+            "names: %s." % (", ".join(owned), ", ".join(VLLM_OWNED_ENV))]
+
+
+def _vllm_service_extra(v):
+    out = []
+    args = v["vllm_service_extra_args"]
+    unsafe = [str(a) for a in args if not SAFE_ARG.match(str(a))] if isinstance(args, list) else []
+    if unsafe:
+        out.append("vllm_service_extra_args: arguments with spaces, quotes, $ or backslashes cannot be passed safely "
+                   "through the unit: %s" % unsafe)
+    gpus = v["vllm_service_gpus"]
+    if gpus != "all":
+        out += values.list_errors({"vllm_service_gpus": gpus}, ints=["vllm_service_gpus"])
+    env = v["vllm_service_env"]
+    if not isinstance(env, dict):
+        return out + ["vllm_service_env must be a dict"]
+    out += values.name_errors({"vllm_service_env names": list(env)}, "env_name")
+    out += values.name_errors({"vllm_service_env": list(env)}, "not_loader") + _vllm_env_owned(env)
+    bad = [k for k, val in env.items() if isinstance(val, str) and not SAFE_ENV_VALUE.match(val)]
+    if bad:
+        out.append("vllm_service_env: the value of %s holds a newline, a quote, a backslash, $ or a backquote, which an "
+                   "environment file cannot carry as one plain value" % ", ".join(bad))
+    return out
+
+
+def _monitoring_extra(v):
+    out = []
+    bad = [n for n in ("monitoring_retention", "monitoring_scrape_interval")
+           if not (isinstance(v[n], str) and DURATION.match(v[n]))]
+    if bad:
+        out.append("%s must be a Prometheus duration: a whole number and one unit of ms, s, m, h, d, w, y (such as 15s "
+                   "or 30d)" % ", ".join(bad))
+    disks = v["monitoring_alert_disk_paths"]
+    if isinstance(disks, list):
+        out += paths.errors({"monitoring_alert_disk_paths item %s" % d: d for d in disks})
+    return out
+
+
+def _gateway_extra(v):
+    out = gateway.nginx_repo_errors(v["gateway_nginx_repo_url"], v["gateway_nginx_repo_key_url"])
+    if bool(v["gateway_tls_certificate"]) != bool(v["gateway_tls_key"]):
+        out.append("gateway_tls_certificate and gateway_tls_key go together: set both (TLS) or neither (plain HTTP)")
+    return out
+
+
+def _benchmark_extra(v):
+    out = []
+    if v["benchmark_client"] not in ("", "vllm", "script"):
+        out.append("benchmark_client: %s is none of vllm, script (or empty: the stack profile's)" % v["benchmark_client"])
+    return out + bench.phase_errors(v["benchmark_phases"], "benchmark_phases")
+
+
+def _vllm_install_sources(v):
+    mirrors = v["vllm_install_git_mirrors"]
+    spec = {"vllm_install_git_mirrors": list(mirrors) + list(mirrors.values())} if isinstance(mirrors, dict) else {}
+    return values.name_errors(spec, "source")
+
+
+def _stack_extra(v):
+    """An apt source is a URL: an absolute path, which pip and git would take, is not one for apt."""
+    return ["%s is not an http://, https:// or file:// URL; an apt source needs one" % n
+            for n in ("llmhost_stack_nvidia_repo_url", "llmhost_stack_nvidia_repo_key_url")
+            if isinstance(v[n], str) and v[n] and not re.match(r"(?i)(https?|file)://", v[n])]
+
+
+def override_errors(overrides, profile):
+    """An override replaces a key of the profile: a dict where the profile has a dict (merged into it), a value of the
+    same kind where it has a value. Anything else would be merged into nonsense and crash later."""
+    out = ["%s is not a key of the profile" % k for k in overrides if k not in profile]
+    out += ["%s must be a dict of the keys to change, as in the profile" % k for k, val in overrides.items()
+            if isinstance(profile.get(k), dict) and not isinstance(val, dict)]
+    return out
+
+
+APT_DROPINS = ["/etc/apt/preferences.d"]
+APT_CONF = ["/etc/apt/apt.conf.d"]
+
+TABLES = {
+    "vllm_service": {
+        "ranges": {"vllm_service_base_port": (1024, 65535), "vllm_service_tensor_parallel_size": (0, 64),
+                   "vllm_service_max_model_len": (0, None), "vllm_service_max_num_seqs": (0, None),
+                   "vllm_service_tokens_per_seq": (1, 10485760), "vllm_service_shutdown_timeout": (0, 3600),
+                   "vllm_service_restart_settle": (0, 300), "vllm_service_ready_timeout": (1, 86400),
+                   "vllm_service_gpu_memory_utilization": (0.01, 1)},
+        "names": {"vllm_service_host": ("host", False), "vllm_service_advertise_address": ("host", True),
+                  "vllm_service_served_model_name": ("arg", True), "vllm_service_user": ("user", True),
+                  "vllm_service_after": ("unit", False), "vllm_service_unit_name": ("unit_prefix", False)},
+        "lists": {"vllm_service_after": True, "vllm_service_extra_args": False},
+        "paths": {"names": ["vllm_service_config_dir", "vllm_service_cache_dir", "vllm_service_model_path",
+                            "vllm_service_venv"],
+                  "optional": ["vllm_service_model_path", "vllm_service_venv"]},
+        "extra": _vllm_service_extra,
+        "also": ["vllm_service_gpus", "vllm_service_env"],
+    },
+    "gateway": {
+        "ranges": {"gateway_port": (1, 65535), "gateway_rate": (1, 100000), "gateway_burst": (0, 100000),
+                   "gateway_max_body_kib": (1, 1048576), "gateway_max_tokens": (0, 10000000),
+                   "gateway_read_timeout": (1, 86400), "gateway_connect_timeout": (1, 600),
+                   "gateway_fail_timeout": (1, 3600), "gateway_max_conns_per_replica": (0, 100000),
+                   "gateway_retry_after": (1, 3600)},
+        "names": {"gateway_listen_address": ("host", False), "gateway_packages": ("apt_name", False)},
+        "paths": {"names": ["gateway_config_dir", "gateway_access_log", "gateway_tls_certificate", "gateway_tls_key"],
+                  "optional": ["gateway_tls_certificate", "gateway_tls_key"]},
+        "extra": _gateway_extra,
+        "also": ["gateway_nginx_repo_url", "gateway_nginx_repo_key_url"],
+    },
+    "monitoring": {
+        "ranges": {"monitoring_prometheus_port": (1024, 65535), "monitoring_node_exporter_port": (1024, 65535),
+                   "monitoring_gpu_exporter_port": (1024, 65535), "monitoring_alertmanager_port": (1024, 65535),
+                   "monitoring_alert_ttft_p95_seconds": (0.001, 3600), "monitoring_alert_kv_cache_usage": (0.01, 1),
+                   "monitoring_alert_waiting_minutes": (1, 1440),
+                   "monitoring_alert_gpu_temperature_celsius": (30, 120),
+                   "monitoring_alert_disk_free_ratio": (0.01, 0.9)},
+        "names": {"monitoring_listen_address": ("host", False), "monitoring_gpu_exporter_user": ("user", False),
+                  "monitoring_gpu_exporter_find_links": ("source", False),
+                  "monitoring_gpu_exporter_index_url": ("source", True)},
+        "lists": {"monitoring_gpu_exporter_find_links": False, "monitoring_alert_disk_paths": True},
+        "paths": {"names": ["monitoring_config_dir", "monitoring_gpu_exporter_home", "monitoring_gpu_exporter_python",
+                            "monitoring_grafana_dashboards_dir"],
+                  "optional": ["monitoring_gpu_exporter_python", "monitoring_grafana_dashboards_dir"]},
+        "extra": _monitoring_extra,
+        "also": ["monitoring_retention", "monitoring_scrape_interval"],
+    },
+    "nvidia_driver": {
+        "ranges": {"nvidia_driver_reboot_timeout": (1, None)},
+        "names": {"nvidia_driver_packages": ("apt_name", False), "nvidia_driver_pin_packages": ("apt_pattern", False),
+                  "nvidia_driver_dkms_kernels": ("apt_version", False),
+                  "nvidia_driver_version": ("apt_version", True),
+                  "nvidia_driver_package_version": ("apt_version", True)},
+        "lists": {"nvidia_driver_packages": True, "nvidia_driver_pin_packages": True,
+                  "nvidia_driver_dkms_kernels": True},
+        "paths": {"names": ["nvidia_driver_pin_file", "nvidia_driver_modprobe_file", "nvidia_driver_modules_load_file",
+                            "nvidia_driver_unattended_blacklist_file"],
+                  "dropins": {"nvidia_driver_pin_file": APT_DROPINS, "nvidia_driver_modprobe_file": ["/etc/modprobe.d"],
+                              "nvidia_driver_modules_load_file": ["/etc/modules-load.d"],
+                              "nvidia_driver_unattended_blacklist_file": APT_CONF}},
+    },
+    "kernel": {
+        "ranges": {"kernel_reboot_timeout": (1, None)},
+        "names": {"kernel_packages": ("apt_name", False), "kernel_release": ("apt_version", True)},
+        "lists": {"kernel_packages": True},
+        "paths": {"names": ["kernel_grub_dropin", "kernel_unattended_blacklist_file"],
+                  "dropins": {"kernel_grub_dropin": ["/etc/default/grub.d"],
+                              "kernel_unattended_blacklist_file": APT_CONF}},
+    },
+    "cuda_toolkit": {
+        "names": {"cuda_toolkit_package": ("apt_name", True), "cuda_toolkit_package_version": ("apt_version", True)},
+        "paths": {"names": ["cuda_toolkit_home", "cuda_toolkit_pin_file", "cuda_toolkit_unattended_blacklist_file",
+                            "cuda_toolkit_profile_d_file"],
+                  "optional": ["cuda_toolkit_home"],
+                  "dropins": {"cuda_toolkit_pin_file": APT_DROPINS, "cuda_toolkit_unattended_blacklist_file": APT_CONF,
+                              "cuda_toolkit_profile_d_file": ["/etc/profile.d"]}},
+    },
+    "system_tuning": {
+        "ranges": {"system_tuning_reboot_timeout": (1, None)},
+        "names": {"system_tuning_cpu_governor": ("path_part", True),
+                  "system_tuning_platform_profile": ("path_part", True),
+                  "system_tuning_cpu_policy_unit": ("unit", False)},
+        "lists": {"system_tuning_kernel_cmdline": True, "system_tuning_kernel_cmdline_extra_known": False},
+        "paths": {"names": ["system_tuning_sysctl_file", "system_tuning_grub_dropin"],
+                  "dropins": {"system_tuning_sysctl_file": ["/etc/sysctl.d"],
+                              "system_tuning_grub_dropin": ["/etc/default/grub.d"]}},
+    },
+    "vllm_install": {
+        "ranges": {"vllm_install_build_min_free_gib": (0, None), "vllm_install_max_jobs": (0, None)},
+        "names": {"vllm_install_user": ("user", False), "vllm_install_group": ("user", False),
+                  "vllm_install_git_tag": ("path_part", True), "vllm_install_git_url": ("source", False),
+                  "vllm_install_index_url": ("source", True), "vllm_install_extra_index_urls": ("source", False),
+                  "vllm_install_find_links": ("source", False)},
+        "paths": {"names": ["vllm_install_home", "vllm_install_build_dir", "vllm_install_wheel_cache",
+                            "vllm_install_python", "vllm_install_cuda_home", "vllm_install_vllm_src",
+                            "vllm_install_flash_attn_src", "vllm_install_flash_attn_cutlass_src",
+                            "vllm_install_cutlass_src"],
+                  "read_only": ["vllm_install_cuda_home", "vllm_install_vllm_src", "vllm_install_flash_attn_src",
+                                "vllm_install_flash_attn_cutlass_src", "vllm_install_cutlass_src"]},
+        "extra": _vllm_install_sources,
+        "also": ["vllm_install_git_mirrors"],
+    },
+    "benchmark": {
+        "ranges": {"benchmark_phase_timeout": (1, None), "benchmark_poll": (1, 3600)},
+        "extra": _benchmark_extra,
+        "also": ["benchmark_client", "benchmark_phases"],
+    },
+    "llmhost_stack": {
+        "names": {"llmhost_stack_nvidia_repo_url": ("source", True),
+                  "llmhost_stack_nvidia_repo_key_url": ("source", True)},
+        "paths": {"names": ["llmhost_stack_nvidia_repo_sources_file", "llmhost_stack_nvidia_repo_keyring"],
+                  "dropins": {"llmhost_stack_nvidia_repo_sources_file": ["/etc/apt/sources.list.d"],
+                              "llmhost_stack_nvidia_repo_keyring": ["/etc/apt/keyrings", "/usr/share/keyrings"]}},
+        "extra": _stack_extra,
+    },
+    "doctor": {
+        "ranges": {"doctor_bandwidth_size_mib": (1, 4096), "doctor_bandwidth_seconds": (10, 3600),
+                   "doctor_burnin_minutes": (0.1, 1440), "doctor_burnin_gpu_memory_fraction": (0.05, 0.95),
+                   "doctor_burnin_host_workers": (1, 256), "doctor_burnin_host_memory_percent": (1, 90),
+                   "doctor_min_free_gib": (0, None)},
+    },
+}
+# vllm_install's read-only paths may be empty (the build then clones, or finds the toolkit itself).
+TABLES["vllm_install"]["paths"]["optional"] = TABLES["vllm_install"]["paths"]["read_only"] + ["vllm_install_python"]
+
+
+def names(role):
+    """Every variable the role's table reads, in a stable order."""
+    table = TABLES[role]
+    found = list(table.get("ranges", {})) + list(table.get("names", {})) + list(table.get("lists", {}))
+    found += table.get("paths", {}).get("names", []) + table.get("also", [])
+    return sorted(set(found))
+
+
+def _name_checks(table, v):
+    out = []
+    for name, (kind, optional) in sorted(table.get("names", {}).items()):
+        value = v[name]
+        if name in table.get("lists", {}) and not isinstance(value, list):
+            continue  # said by the list check
+        if optional and not isinstance(value, list):
+            value = [value] if value not in ("", None) else []
+        out += values.name_errors({name: value}, kind)
+    return out
+
+
+def errors(role, v):
+    """Sentences naming each of the role's bad variables; ``v`` maps each of names(role) to its value."""
+    table = TABLES[role]
+    out = values.range_errors({n: [v[n], low, high] for n, (low, high) in table.get("ranges", {}).items()})
+    lists = table.get("lists", {})
+    out += values.list_errors({n: v[n] for n in lists}, unique=[n for n, unique in lists.items() if unique])
+    out += _name_checks(table, v)
+    spec = table.get("paths")
+    if spec:
+        out += paths.errors({n: v[n] for n in spec["names"]}, spec.get("optional", ()), spec.get("dropins", {}),
+                            spec.get("read_only", ()))
+    if table.get("extra"):
+        out += table["extra"](v)
+    return out

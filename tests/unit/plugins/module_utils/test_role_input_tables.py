@@ -1,0 +1,96 @@
+"""Each role's input table (module_utils/role_inputs.py): the role's defaults pass, and each bad value is named."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def defaults(role):
+    """The role's own defaults, with what the roles' vars would template filled in for the table's names."""
+    values = yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+    return {name: values.get(name, "") for name in role_inputs.names(role)}
+
+
+@pytest.mark.parametrize("role", sorted(role_inputs.TABLES))
+def test_a_roles_defaults_pass_its_own_table(role):
+    assert role_inputs.errors(role, defaults(role)) == []
+
+
+@pytest.mark.parametrize("role", sorted(role_inputs.TABLES))
+def test_every_name_the_table_reads_is_a_declared_variable_of_the_role(role):
+    spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    declared = set(spec["argument_specs"]["main"]["options"])
+    assert set(role_inputs.names(role)) <= declared
+
+
+CASES = [
+    ("vllm_service", {"vllm_service_base_port": 80}, "vllm_service_base_port=80 must be a number from 1024 to 65535"),
+    ("vllm_service", {"vllm_service_gpu_memory_utilization": float("nan")}, "must be a number from 0.01 to 1"),
+    ("vllm_service", {"vllm_service_host": "a b"}, "vllm_service_host: 'a b' is not a host name or an IP address"),
+    ("vllm_service", {"vllm_service_advertise_address": "10.0.0.2 evil"}, "vllm_service_advertise_address: '10.0.0.2 evil'"),
+    ("vllm_service", {"vllm_service_after": "network.target"}, "vllm_service_after must be a list"),
+    ("vllm_service", {"vllm_service_after": ["x.target", "x.target"]}, "lists an item twice"),
+    ("vllm_service", {"vllm_service_after": ["a\nb.service"]}, "is not a systemd unit name"),
+    ("vllm_service", {"vllm_service_gpus": [0, 0]}, "vllm_service_gpus=[0, 0] lists an item twice"),
+    ("vllm_service", {"vllm_service_gpus": "all"}, None),
+    ("vllm_service", {"vllm_service_env": ["A=1"]}, "vllm_service_env must be a dict"),
+    ("vllm_service", {"vllm_service_env": {"1A": "x"}}, "is not an environment variable name"),
+    ("vllm_service", {"vllm_service_env": {"A": "x\"\nB=y"}}, "vllm_service_env: the value of A holds a newline"),
+    ("vllm_service", {"vllm_service_env": {"LD_PRELOAD": "/tmp/x.so"}}, "vllm_service_env: 'LD_PRELOAD' makes the process"),
+    ("vllm_service", {"vllm_service_env": {"CUDA_VISIBLE_DEVICES": "1"}},
+     "vllm_service_env sets CUDA_VISIBLE_DEVICES, which the serving plan or the unit sets"),
+    ("vllm_service", {"vllm_service_extra_args": ["--served-model-name", "a b"]},
+     "vllm_service_extra_args: arguments with spaces, quotes, $ or backslashes cannot be passed safely"),
+    ("vllm_service", {"vllm_service_cache_dir": "/"}, "vllm_service_cache_dir='/' is a system folder"),
+    ("vllm_service", {"vllm_service_model_path": ""}, None),
+    ("gateway", {"gateway_port": 0}, "gateway_port=0 must be a number from 1 to 65535"),
+    ("gateway", {"gateway_tls_certificate": "/etc/ssl/llmhost/gw.crt"}, "go together"),
+    ("gateway", {"gateway_access_log": "relative.log"}, "gateway_access_log='relative.log' is not an absolute path"),
+    ("monitoring", {"monitoring_alert_disk_paths": ["/srv/models", "data"]},
+     "monitoring_alert_disk_paths item data='data' is not an absolute path"),
+    ("monitoring", {"monitoring_gpu_exporter_find_links": "wheels"}, "monitoring_gpu_exporter_find_links must be a list"),
+    ("monitoring", {"monitoring_gpu_exporter_index_url": "ftp://x"}, "is not a URL"),
+    ("nvidia_driver", {"nvidia_driver_packages": "nvidia-driver"}, "nvidia_driver_packages must be a list"),
+    ("nvidia_driver", {"nvidia_driver_version": "580.159.04\n"}, "nvidia_driver_version: '580.159.04\\n' is not a Debian"),
+    ("nvidia_driver", {"nvidia_driver_pin_file": "/etc/apt/preferences"}, "must be a file directly in /etc/apt/preferences.d"),
+    ("kernel", {"kernel_packages": ["Linux"]}, "kernel_packages: 'Linux' is not a Debian package name"),
+    ("kernel", {"kernel_release": ""}, None),
+    ("cuda_toolkit", {"cuda_toolkit_home": "/usr/local/cuda 12"}, "has characters other than"),
+    ("system_tuning", {"system_tuning_cpu_governor": "performance; id"}, "must be one plain name"),
+    ("system_tuning", {"system_tuning_cpu_governor": ""}, None),
+    ("system_tuning", {"system_tuning_sysctl_file": "/etc/sysctl.conf"}, "must be a file directly in /etc/sysctl.d"),
+    ("vllm_install", {"vllm_install_git_mirrors": {"https://github.com/a/b.git": "https://x/$(id)"}}, "is not a URL"),
+    ("vllm_install", {"vllm_install_cuda_home": "/usr"}, None),
+    ("vllm_install", {"vllm_install_home": "/opt"}, "vllm_install_home='/opt' is a system folder"),
+    ("vllm_install", {"vllm_install_user": "Vllm"}, "is not a user or group name"),
+    ("benchmark", {"benchmark_client": "wrk"}, "benchmark_client: wrk is none of vllm, script"),
+    ("benchmark", {"benchmark_poll": 0}, "benchmark_poll=0 must be a number from 1 to 3600"),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "/srv/mirror/cuda"}, "is not an http://, https:// or file:// URL"),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "https://m.lan/cuda/\nTrusted: yes"}, "is not a URL"),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_keyring": "/etc/apt/trusted.gpg"}, "must be a file directly in"),
+    ("doctor", {"doctor_burnin_minutes": 0}, "doctor_burnin_minutes=0 must be a number from 0.1 to 1440"),
+]
+
+
+@pytest.mark.parametrize("role,bad,words", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
+def test_each_bad_value_is_named_and_the_rest_still_pass(role, bad, words):
+    got = role_inputs.errors(role, dict(defaults(role), **bad))
+    if words is None:
+        assert got == []
+    else:
+        assert len(got) == 1 and words in got[0], got
+
+
+@pytest.mark.parametrize("overrides,words", [
+    ({"vllm": {"version": "0.7.0"}}, []),
+    ({"vllm": "0.7.0", "vlm": {}}, ["vlm is not a key of the profile", "vllm must be a dict of the keys to change"]),
+    ({"name": "mine"}, []),
+])
+def test_an_override_is_a_key_of_the_profile_in_its_shape(overrides, words):
+    profile = {"vllm": {"version": "0.6.3"}, "name": "seed"}
+    assert role_inputs.override_errors(overrides, profile) == [w + ("" if "not a key" in w else ", as in the profile")
+                                                               for w in words]

@@ -1,0 +1,132 @@
+"""One check per class of input, and no variable outside it: every declared variable whose name or default says its
+class is held to that class's shared check (issue: every input judged by what it becomes). A new role or variable
+that skips its class fails here."""
+import re
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import input_classes, input_types, listeners
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _options():
+    return input_types.options_by_name(yaml.safe_load(p.read_text())
+                                       for p in sorted(ROOT.glob("roles/*/meta/argument_specs.yml")))
+
+
+def _defaults():
+    out = {}
+    for path in sorted(ROOT.glob("roles/*/defaults/main.yml")):
+        out.update(yaml.safe_load(path.read_text()) or {})
+    return out
+
+
+OPTIONS = _options()
+PUBLIC = {n: specs for n, specs in OPTIONS.items() if not n.startswith("_")}
+
+
+def test_booleans_are_declared_bool_so_the_first_play_reads_them_once():
+    """Class 2: type_errors refuses every boolean that is not a real one or a word both readings share; it reads the
+    declared type, so every default that is a boolean must be declared bool."""
+    found = [n for n, v in _defaults().items() if isinstance(v, bool)
+             and not all(s.get("type") == "bool" for s in OPTIONS.get(n, [{}]))]
+    assert not found
+
+
+def test_numbers_are_declared_int_or_float_so_nan_and_8080_0_are_refused():
+    """Class 3: finiteness and whole numbers are type_errors' for every declared int and float."""
+    found = [n for n, v in _defaults().items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+             and not all(s.get("type") in ("int", "float") for s in OPTIONS.get(n, [{}]))]
+    assert not found
+
+
+def test_every_port_is_a_listener_the_first_play_compares():
+    """Class 4: port_clashes compares what module_utils/listeners.py lists; a port outside it would go unchecked."""
+    merged = dict(_defaults(), monitoring_alertmanager="managed", gateway_state="present",
+                  monitoring_node_exporter=True, monitoring_gpu_exporter=True, monitoring_prometheus="managed")
+    compared = {item[0] for item in listeners.listeners(merged)}
+    assert {n for n in PUBLIC if n.endswith("_port")} == compared
+
+
+def test_every_unit_name_a_user_chooses_carries_the_collections_prefix():
+    """Class 5."""
+    declared = {n for n in PUBLIC if re.search(r"_unit(_name)?\Z", n)}
+    assert declared == input_classes.UNITS
+    for name in declared:
+        assert input_classes.errors({name: "ssh.service"}), name
+
+
+def test_every_url_is_in_one_class():
+    """Class 8 and 12: a URL lands where others read it (no credentials), in pip's 0600 file, or is a secret."""
+    classes = input_classes.SHOWN_URLS | input_classes.PRIVATE_URLS | input_classes.SECRET_URLS
+    declared = {n for n in PUBLIC if re.search(r"_(url|urls|endpoint|links|mirrors)\Z", n)}
+    assert declared == classes, (declared - classes, classes - declared)
+    for name in input_classes.SECRET_URLS:
+        assert all(s.get("no_log") for s in OPTIONS[name]), name
+
+
+# Named like a secret, but public by nature: the path of a key file, a repository's public signing key, its URL.
+NOT_SECRETS = {"gateway_tls_key": "the path of nginx's key file, not the key",
+               "nvidia_driver_mok_key": "the path of the MOK key file, not the key",
+               "llmhost_stack_nvidia_repo_key": "NVIDIA's public signing key",
+               "llmhost_stack_nvidia_repo_key_url": "where NVIDIA's public key is",
+               "gateway_nginx_repo_key_url": "where nginx.org's public key is"}
+
+
+def test_a_variable_named_as_a_secret_is_never_shown():
+    """Class 8: by shape, not by a list of known names: *_key, *_token, *_secret, *password..."""
+    shaped = {n for n in PUBLIC if re.search(r"(_key|_token|_secret|password|passwd|_credentials?)(_|\Z)", n)}
+    assert set(NOT_SECRETS) <= shaped
+    shown = [n for n in shaped - set(NOT_SECRETS) if not all(s.get("no_log") for s in OPTIONS[n])]
+    assert not shown, "declare these no_log: true: %s" % shown
+
+
+def test_every_declared_folder_is_refused_under_a_working_name():
+    """Class 10: the collection's working folders (x.partial, x.previous, x.old) are never a folder of the user's."""
+    folders = input_classes.folder_names(OPTIONS)
+    declared = {n for n in PUBLIC if re.search(r"_(dir|home|venv|path)\Z", n)}
+    assert declared <= folders and "vllm_service_cache_dir" in folders
+    for name in sorted(folders | input_classes.FOLDER_NAMES):
+        assert input_classes.errors({name: "/srv/llmhost/x.partial"}, folders), name
+
+
+def test_every_declared_folder_is_taken_or_says_why_not():
+    """Class 1: a folder a role creates, chowns or chmods goes through the one folder check in the first play of every
+    playbook; any other declared path says why it is not one (read only, on the controller, a file)."""
+    folders = {n for n in input_classes.folder_names(OPTIONS) if not n.startswith("_")}
+    assert folders == input_classes.TAKEN_FOLDERS | set(input_classes.NOT_TAKEN), (
+        folders - input_classes.TAKEN_FOLDERS - set(input_classes.NOT_TAKEN))
+    assert not input_classes.TAKEN_FOLDERS & set(input_classes.NOT_TAKEN)
+    for name in input_classes.TAKEN_FOLDERS:
+        assert "system folder" in " ".join(input_classes.errors({name: "/dev/shm"})), name
+
+
+def test_every_log_a_service_appends_to_is_the_collections_own():
+    """Class 1: a log file named by a variable goes through the log check."""
+    declared = {n for n in PUBLIC if re.search(r"_log\Z", n)}
+    assert declared == input_classes.LOG_FILES
+
+
+def test_the_advertised_address_is_checked():
+    """Class 7."""
+    declared = {n for n in PUBLIC if n.endswith("_advertise_address")}
+    assert declared == input_classes.ADVERTISED
+
+
+def test_every_address_a_service_binds_is_a_literal_one():
+    """Class 11: a name nginx or Prometheus cannot resolve at start fails only after the install."""
+    declared = {n for n in PUBLIC if n.endswith("_listen_address")}
+    assert declared == set(input_classes.LISTEN_ADDRESSES)
+
+
+_HOST_IN_PATH = re.compile(r"""(/|-)\{\{ inventory_hostname \}\}|(/|-)['"] ~ inventory_hostname ~""")
+
+
+def test_an_inventory_name_becomes_a_file_name_only_through_file_part():
+    """Class 10: a host named ../../x would write outside the report folder."""
+    files = sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("roles/*/vars/*.yml"))
+    found = ["%s: %s" % (path.relative_to(ROOT), line.strip()) for path in files
+             for line in path.read_text().splitlines() if _HOST_IN_PATH.search(line)]
+    assert not found, found
