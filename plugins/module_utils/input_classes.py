@@ -22,7 +22,7 @@ import ipaddress
 import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
-from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_loopback
+from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_loopback, is_on
 
 # The collection's unit names: the replicas' template (vllm@) and everything else (llmhost-...).
 UNIT_PREFIXES = ("llmhost-", "vllm")
@@ -82,11 +82,6 @@ _SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|PWD|AUTH|CRED|PRIVATE|COOKI
 # mixes letters and digits.
 _SECRET_VALUE_RE = re.compile(r"(hf_|sk-|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA|eyJ|Bearer\s)\S+\Z")
 _RANDOM_RE = re.compile(r"(?=[^\s/]*[0-9])(?=[^\s/]*[A-Za-z])[A-Za-z0-9+_=-]{32,}\Z")
-
-
-def _on(value):
-    """A boolean as both readings take it (a real one, or yes/on/true/1)."""
-    return value is True or str(value).strip().lower() in ("yes", "on", "true", "1")
 
 
 def has_credentials(url):
@@ -183,7 +178,7 @@ def errors(values, path_names=()):
             problem = unit_problem(value)
         elif name in SHOWN_URLS:
             problem = _url_problem(name, value)
-        elif name in ADVERTISED and value not in ("", None) and not _on(values.get(SHARED_NETNS)):
+        elif name in ADVERTISED and value not in ("", None) and not is_on(values.get(SHARED_NETNS)):
             problem = advertised_problem(value)
         if name in LISTEN_ADDRESSES:
             problem = listen_problem(value, LISTEN_ADDRESSES[name])

@@ -8,6 +8,8 @@ overlap and so do their addresses (the same address, or one of them every addres
 
 from __future__ import annotations
 
+from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_on
+
 # Replicas the first play counts when vllm_service_gpus is "all" (the GPUs are read later): the most GPUs
 # one host of this collection's users has; the preflight checks again with the real count.
 MAX_REPLICAS = 8
@@ -19,10 +21,6 @@ def _int(value, fallback):
         return int(str(value).strip())
     except (TypeError, ValueError):
         return fallback
-
-
-def _on(value):
-    return value is True or str(value).strip().lower() in ("yes", "on", "true", "1")
 
 
 def _gateway_wanted(v):
@@ -41,8 +39,8 @@ def listeners(v, replicas=None):
     mon = v["monitoring_listen_address"]
     for name, on in (("monitoring_prometheus_port", v["monitoring_prometheus"] == "managed"),
                      ("monitoring_alertmanager_port", v.get("monitoring_alertmanager") == "managed"),
-                     ("monitoring_node_exporter_port", _on(v["monitoring_node_exporter"])),
-                     ("monitoring_gpu_exporter_port", _on(v["monitoring_gpu_exporter"]))):
+                     ("monitoring_node_exporter_port", is_on(v["monitoring_node_exporter"])),
+                     ("monitoring_gpu_exporter_port", is_on(v["monitoring_gpu_exporter"]))):
         if on:
             out.append((name, _int(v[name], 0), _int(v[name], 0), mon))
     return out

@@ -77,6 +77,11 @@ LOADER_ENV = frozenset(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_BIND_NO
                         "PYTHONINSPECT", "PYTHONSAFEPATH", "BASH_ENV", "ENV", "PERL5LIB", "NODE_OPTIONS"])
 
 
+def is_on(value):
+    """A boolean as both readings take it: a real one, or yes/on/true/1 (the words type_errors lets through)."""
+    return value is True or str(value).strip().lower() in ("yes", "on", "true", "1")
+
+
 def is_loopback(text):
     """Whether text is a literal loopback address (127.0.0.0/8, ::1). A name, even localhost, is not: what it
     resolves to is /etc/hosts' or DNS's to say, and a rule that lets a service go without a key must not depend on
