@@ -58,10 +58,7 @@ COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 def input_class_errors(host_vars, collection_dir=COLLECTION_DIR):
     options = input_types.options_by_name(load_yaml(role_files(collection_dir, "meta", "argument_specs.yml")))
     folders = input_classes.folder_names(options)
-    names = (input_classes.UNITS | input_classes.SHOWN_URLS | input_classes.ADVERTISED | input_classes.FOLDER_NAMES
-             | input_classes.TAKEN_FOLDERS | input_classes.LOG_FILES | set(input_classes.LISTEN_ADDRESSES) | folders
-             | {input_classes.SHARED_NETNS})
-    return input_classes.errors(host_values(host_vars, sorted(names)), folders)
+    return input_classes.errors(host_values(host_vars, sorted(input_classes.judged() | folders)), folders)
 
 
 class FilterModule:

@@ -40,7 +40,7 @@ _value:
 
 import os
 
-from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import host_values, load_yaml
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import role_values
 from ansible_collections.llmhost.vllm.plugins.module_utils.listeners import clash_errors
 
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,11 +48,7 @@ ROLES = ("vllm_service", "gateway", "monitoring")
 
 
 def port_clashes(host_vars, collection_dir=COLLECTION_DIR):
-    merged = {}
-    for defaults in load_yaml(*[os.path.join(str(collection_dir), "roles", r, "defaults", "main.yml") for r in ROLES]):
-        merged.update(defaults or {})
-    merged.update(host_values(host_vars, list(merged)))
-    return clash_errors(merged)
+    return clash_errors(role_values(collection_dir, host_vars, roles=ROLES))
 
 
 class FilterModule:

@@ -35,17 +35,13 @@ _value:
 import os
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.input_classes import TAKEN_FOLDERS, taken_paths
-from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import host_values, load_yaml, role_files
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import role_values
 
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def taken_folders(host_vars, collection_dir=COLLECTION_DIR):
-    merged = {}
-    for defaults in load_yaml(role_files(collection_dir, "defaults", "main.yml")):
-        merged.update({k: v for k, v in (defaults or {}).items() if k in TAKEN_FOLDERS})
-    merged.update(host_values(host_vars, sorted(TAKEN_FOLDERS)))
-    return taken_paths(merged)
+    return taken_paths(role_values(collection_dir, host_vars, TAKEN_FOLDERS))
 
 
 class FilterModule:

@@ -34,6 +34,17 @@ def guessable(key):
     return len(set(rest)) < KEY_MIN_DISTINCT
 
 
+def key_problem(key):
+    """Why a key that clients send (in a header) is refused, or None: its form, or a guess's first tries. The key
+    itself is never in the sentence."""
+    if not (isinstance(key, str) and KEY_RE.match(key)):
+        return "must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)"
+    if guessable(key):
+        return ("is a guess's first tries (a word such as password, a run such as 1234, or fewer than %d different "
+                "characters; the key is not shown); use a random one (openssl rand -hex 24)" % KEY_MIN_DISTINCT)
+    return None
+
+
 def _label(index, client):
     name = client.get("name")
     return "client %s" % name if isinstance(name, str) and NAME_RE.match(name) else "item %d" % index
@@ -48,13 +59,8 @@ def _one(variable, index, client):
     if not (isinstance(client.get("name"), str) and NAME_RE.match(client["name"])):
         out.append("%s %s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
                    % (variable, label))
-    if not (isinstance(client.get("key"), str) and KEY_RE.match(client["key"])):
-        out.append("%s %s: key must be 20 to 256 letters, digits or '. _ ~ + / = -' (the key is not shown)"
-                   % (variable, label))
-    elif guessable(client["key"]):
-        out.append("%s %s: key is a guess's first tries (a word such as password, a run such as 1234, or fewer than %d "
-                   "different characters; the key is not shown); use a random one (openssl rand -hex 24)"
-                   % (variable, label, KEY_MIN_DISTINCT))
+    if key_problem(client.get("key")):
+        out.append("%s %s: key %s" % (variable, label, key_problem(client.get("key"))))
     if isinstance(client.get("name"), str) and client["name"].lower() in NGINX_RESERVED:
         out.append("%s %s: name is a word nginx reserves (%s); choose another"
                    % (variable, label, ", ".join(sorted(NGINX_RESERVED))))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
 from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_loopback, is_on
 
@@ -44,6 +45,22 @@ PRIVATE_URLS = frozenset([
 ])
 # The whole URL is the secret (a webhook's token is in its path): declared no_log, written to 0600 files.
 SECRET_URLS = frozenset(["monitoring_alert_webhook_url", "monitoring_alert_watchdog_url"])
+# The schemes each URL may use: a mirror or an index is read over https://, http:// (a trusted network) or from a copy
+# on the host (file://, or a path where the tool takes one); an endpoint dialled for answers (a server, a hub, a
+# webhook) only over HTTP. Any other scheme would be handed to apt, pip, git or Python as it is.
+MIRROR_SCHEMES = ("https://", "http://", "file://", "/")
+ENDPOINT_SCHEMES = ("https://", "http://")
+ENDPOINT_URLS = frozenset(["model_hf_endpoint", "benchmark_url", "monitoring_alertmanager_urls"]) | SECRET_URLS
+# Keys a client sends in a header, which a server of the collection accepts: the form and strength of a gateway
+# client's key (gateway.key_problem). The gateway's clients' own keys are checked with the rest of each client.
+KEYS = frozenset(["vllm_service_api_key", "gateway_upstream_api_key"])
+# Inputs that become a program's options or environment, and the one check each goes through in its role's validate.
+OPTION_INPUTS = {
+    "vllm_service_extra_args": "vllm_option_errors: vllm serve's own parser table; the plan's options, their short "
+                               "forms and families refused; foreign code only with vllm_service_allow_foreign_code",
+    "vllm_service_env": "role_input_errors: loader variables refused, the plan's and the unit's names refused, "
+                        "secret-shaped entries to the 0600 file",
+}
 ADVERTISED = frozenset(["vllm_service_advertise_address"])
 # Hosts that share one network namespace (containers on one machine's network) may advertise loopback to each other.
 SHARED_NETNS = "vllm_service_advertise_loopback"
@@ -160,12 +177,36 @@ def working_name_problem(value):
     return None
 
 
+def scheme_problem(name, value):
+    """A URL (or each of a list's or a mapping's) whose scheme its class does not take."""
+    schemes = ENDPOINT_SCHEMES if name in ENDPOINT_URLS else MIRROR_SCHEMES
+    if any(item and not item.strip().lower().startswith(schemes) for item in _items(value)):
+        return ("is not an https:// or http:// URL%s: another scheme (ftp://, ssh://...) or a relative path would be "
+                "handed to the tool as it is; give %s"
+                % ("" if name in ENDPOINT_URLS else ", a file:// URL or an absolute path",
+                   "an https:// URL (http:// on a trusted network)" if name in ENDPOINT_URLS
+                   else "https://, http:// (a trusted network), or file:///... or a path on the host (offline)"))
+    return None
+
+
 def _url_problem(name, value):
     if name in SHOWN_URLS and any(has_credentials(item) for item in _items(value)):
         return ("holds credentials (user:password@), which would show where the host's users read it (apt's sources, "
                 "a command line or an environment); serve the mirror without them on a trusted network, or for pip "
                 "use the *_index_url variables, which go to a 0600 file")
+    return scheme_problem(name, value)
+
+
+def _key_problem(name, value):
+    if name in KEYS and value not in ("", None):
+        return gateway.key_problem(value)
     return None
+
+
+def judged():
+    """Every variable errors() judges by its class (besides the declared folders it is given)."""
+    return (UNITS | SHOWN_URLS | PRIVATE_URLS | SECRET_URLS | KEYS | ADVERTISED | FOLDER_NAMES | TAKEN_FOLDERS
+            | LOG_FILES | set(LISTEN_ADDRESSES) | {SHARED_NETNS})
 
 
 def errors(values, path_names=()):
@@ -176,8 +217,10 @@ def errors(values, path_names=()):
         problem = None
         if name in UNITS:
             problem = unit_problem(value)
-        elif name in SHOWN_URLS:
+        elif name in SHOWN_URLS or name in PRIVATE_URLS or name in SECRET_URLS:
             problem = _url_problem(name, value)
+        elif name in KEYS:
+            problem = _key_problem(name, value)
         elif name in ADVERTISED and value not in ("", None) and not is_on(values.get(SHARED_NETNS)):
             problem = advertised_problem(value)
         if name in LISTEN_ADDRESSES:
@@ -189,7 +232,7 @@ def errors(values, path_names=()):
         if problem is None and (name in FOLDER_NAMES or name in path_names) and value not in ("", None):
             problem = working_name_problem(value)
         if problem:
-            shown = "(not shown)" if name in SHOWN_URLS else repr(value)
+            shown = "(not shown)" if name in SHOWN_URLS | PRIVATE_URLS | SECRET_URLS | KEYS else repr(value)
             out.append("%s=%s %s" % (name, shown, problem))
     return out
 
@@ -237,11 +280,55 @@ def handed_over_errors(taken):
     return out
 
 
-def shared_folder_errors(found, taken):
+# What each taken folder is once its role has made it: (owner, group, mode), None where the role leaves that part as
+# it finds it (pip, huggingface_hub and the benchmark make these as root with the host's umask). SERVICE stands for
+# the service user. A folder already on the host otherwise is someone else's: the run would re-own or re-mode it, or
+# root would write where another user can change what it later reads, so the run is refused instead. A folder that is
+# already exactly so needs no marker: nothing of it is taken over.
+SERVICE = "<service user>"
+MADE_AS = dict.fromkeys(TAKEN_FOLDERS, ("root", "root", "0755"))
+MADE_AS.update({"vllm_service_cache_dir": (SERVICE, SERVICE, "0750"), "model_hf_cache": ("root", None, None),
+                "vllm_install_wheel_cache": ("root", None, None), "benchmark_work_dir": ("root", None, None)})
+# Who the service user is: vllm_service's own choice, else vllm_install's.
+SERVICE_USER_VARS = ("vllm_service_user", "vllm_install_user")
+
+
+def service_user(merged):
+    """The service user's name from the roles' values (SERVICE_USER_VARS, first one set)."""
+    return next((merged[n] for n in SERVICE_USER_VARS if isinstance(merged.get(n), str) and merged[n]), "vllm")
+
+
+def made_as(name, user):
+    """(owner, group, mode) the role gives the folder of variable ``name``, with the service user named."""
+    return tuple(user if part == SERVICE else part for part in MADE_AS[name])
+
+
+def ownership_problem(name, seen, user):
+    """Why a folder already on the host is someone else's (its owner, group or mode differ from what the role makes
+    it, or a group other than root's may write where root writes), or None."""
+    want = made_as(name, user)
+    have = (seen.get("owner"), seen.get("group"), seen.get("mode"))
+    wrong = [w for w, h in zip(want, have) if w is not None and w != h]
+    if want[1] is None and int(have[2] or "0", 8) & 0o020 and have[1] != "root":
+        wrong.append("no group write")
+    if not wrong:
+        return None
+    return ("is on the host already as %s:%s %s, not as its role makes it (%s): it is someone else's, and would be "
+            "re-owned, re-moded or written in as root. Name a folder that is not there yet, or make this one %s "
+            "yourself" % (have[0], have[1], have[2], _shown(want), _shown(want)))
+
+
+def _shown(want):
+    owner, group, mode = want
+    return " ".join(part for part in ("%s:%s" % (owner, group or "any group") if owner else "", mode or "") if part)
+
+
+def shared_folder_errors(found, taken, user="vllm"):
     """``found``: path_info's answer for the folders of ``taken`` (variable: folder). A folder that is there already
     as a symbolic link, or shared (anyone may write in it, or its sticky bit is set, as in /tmp), is refused: the
-    roles would hand it to a service user or root would read from it. So is a folder handed to a service user that
-    overlaps one root reads from (handed_over_errors)."""
+    roles would hand it to a service user or root would read from it. So is one that is someone else's
+    (ownership_problem; ``user`` is the service user), and a folder handed to a service user that overlaps one root
+    reads from (handed_over_errors)."""
     out = handed_over_errors(taken)
     for name, path in sorted(taken.items()):
         seen = (found or {}).get(path) or {}
@@ -255,4 +342,6 @@ def shared_folder_errors(found, taken):
         elif mode & 0o1002:
             out.append("%s=%s is a shared folder on the host (mode %04o: anyone may write in it); the roles would take "
                        "it over. Name a folder of the collection's own, such as /srv/llmhost/..." % (name, path, mode))
+        elif ownership_problem(name, seen, user):
+            out.append("%s=%s %s" % (name, path, ownership_problem(name, seen, user)))
     return out

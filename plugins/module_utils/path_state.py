@@ -8,7 +8,9 @@ described by its error, never raised."""
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import stat
 
 KINDS = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "link"))
@@ -23,7 +25,7 @@ def kind_of(mode):
 
 
 def describe(path):
-    """exists, type (of the path itself: a link is a link), size and mode, from lstat; a missing path
+    """exists, type (of the path itself: a link is a link), size, mode, owner and group, from lstat; a missing path
     is {'exists': False}, one that cannot be looked at also carries 'error'."""
     try:
         info = os.lstat(path)
@@ -31,7 +33,16 @@ def describe(path):
         return {"exists": False}
     except OSError as err:
         return {"exists": False, "error": err.strerror or str(err)}
-    return {"exists": True, "type": kind_of(info.st_mode), "size": info.st_size, "mode": "%04o" % stat.S_IMODE(info.st_mode)}
+    return {"exists": True, "type": kind_of(info.st_mode), "size": info.st_size, "mode": "%04o" % stat.S_IMODE(info.st_mode),
+            "owner": _name(pwd.getpwuid, info.st_uid), "group": _name(grp.getgrgid, info.st_gid)}
+
+
+def _name(lookup, number):
+    """The user's or group's name, or its number as text when the host has no name for it."""
+    try:
+        return lookup(number)[0]
+    except KeyError:
+        return str(number)
 
 
 def read_text(path, limit):

@@ -76,11 +76,27 @@ def _monitoring_extra(v):
     return out
 
 
+def _fleet_group_errors(group, groups):
+    """A fleet group (gateway_backends_group) the inventory has, of some hosts, and not all of them."""
+    if not group:
+        return []
+    if group not in groups:
+        return ["gateway_backends_group: %r is no group of the inventory (groups: %s)"
+                % (group, ", ".join(sorted(g for g in groups if g not in ("all", "ungrouped"))))]
+    if group in ("all", "ungrouped") or not groups[group]:
+        return ["gateway_backends_group=%s: name an inventory group of the GPU hosts whose replicas go behind this "
+                "gateway; not all or ungrouped, and not a group without hosts." % group]
+    return []
+
+
 def _gateway_extra(v):
     out = gateway.nginx_repo_errors(v["gateway_nginx_repo_url"], v["gateway_nginx_repo_key_url"])
     if bool(v["gateway_tls_certificate"]) != bool(v["gateway_tls_key"]):
         out.append("gateway_tls_certificate and gateway_tls_key go together: set both (TLS) or neither (plain HTTP)")
-    return out
+    out += _fleet_group_errors(v["gateway_backends_group"], v.get("groups") or {})
+    # the sentences name a client, never its key
+    upstream_key = v["gateway_upstream_api_key"] or v.get("vllm_service_api_key") or ""
+    return out + gateway.client_errors(v["gateway_clients"], upstream_key=str(upstream_key))
 
 
 def _benchmark_extra(v):
@@ -142,7 +158,10 @@ TABLES = {
         "paths": {"names": ["gateway_config_dir", "gateway_access_log", "gateway_tls_certificate", "gateway_tls_key"],
                   "optional": ["gateway_tls_certificate", "gateway_tls_key"]},
         "extra": _gateway_extra,
-        "also": ["gateway_nginx_repo_url", "gateway_nginx_repo_key_url"],
+        "also": ["gateway_nginx_repo_url", "gateway_nginx_repo_key_url", "gateway_backends_group", "gateway_clients",
+                 "gateway_upstream_api_key"],
+        # read by the role's validate beside its own: the inventory's groups, vllm_service's key ("" without it)
+        "given": ["groups", "vllm_service_api_key"],
     },
     "monitoring": {
         "ranges": {"monitoring_prometheus_port": (1024, 65535), "monitoring_node_exporter_port": (1024, 65535),

@@ -50,7 +50,26 @@ OWNED = {
     "--ssl-keyfile": "the gateway's TLS (gateway_tls_certificate, gateway_tls_key): the replicas speak HTTP to it",
     "--ssl-certfile": "the gateway's TLS (gateway_tls_certificate, gateway_tls_key): the replicas speak HTTP to it",
     "--root-path": "the gateway (the checks and Prometheus reach the replicas at /)",
+    "-asc": "more replicas (vllm_service_gpus, vllm_service_mode)",
+    "--prefill-context-parallel-size": "vllm_service_tensor_parallel_size (context parallel is not planned)",
+    "-pcp": "vllm_service_tensor_parallel_size (context parallel is not planned)",
+    "--decode-context-parallel-size": "vllm_service_tensor_parallel_size (context parallel is not planned)",
+    "-dcp": "vllm_service_tensor_parallel_size (context parallel is not planned)",
 }
+# Whole families the plan owns, whatever vLLM adds to them: data parallel (its address, rank, ports, local size; the
+# long forms and their short -dp... ones) runs replicas of its own, beside the plan's.
+OWNED_FAMILIES = (("--data-parallel-", "more replicas (vllm_service_gpus, vllm_service_mode)"),
+                  ("--no-data-parallel-", "more replicas (vllm_service_gpus, vllm_service_mode)"),
+                  ("-dp", "more replicas (vllm_service_gpus, vllm_service_mode)"))
+# Short forms of the tables that set nothing the plan owns (reviewed one by one; a new one fails a contract test
+# until it is classed here or in OWNED).
+FREE_SHORT_FORMS = frozenset(["-h", "-ac", "-cc", "-dc", "-ep", "-n", "-r", "-sc", "-spec-draft-tp"])
+
+
+def owner(name):
+    """The variable (and why) that owns an option of vllm serve, or None when a user may pass it."""
+    return OWNED.get(name) or next((why for prefix, why in OWNED_FAMILIES if name.startswith(prefix)), None)
+
 
 # Options that load and run code of someone else's, refused unless vllm_service_allow_foreign_code is true.
 FOREIGN_CODE = ("--trust-remote-code", "--middleware", "--worker-cls", "--worker-extension-cls", "--tool-parser-plugin",
@@ -92,8 +111,8 @@ def validate(argv, table, variable, refuse_owned=False, allow_foreign=True):
             errors.append("%s: %s is not an option of vllm serve in vLLM %s%s" % (variable, name, version, hint))
             i += 1
             continue
-        if refuse_owned and name in OWNED:
-            errors.append("%s: %s is set by the serving plan; use %s instead" % (variable, name, OWNED[name]))
+        if refuse_owned and owner(name):
+            errors.append("%s: %s is set by the serving plan; use %s instead" % (variable, name, owner(name)))
         if not allow_foreign and name in FOREIGN_CODE:
             errors.append("%s: %s loads and runs code from outside vLLM (the model's folder, a module, a plugin); set "
                           "vllm_service_allow_foreign_code=true to allow it" % (variable, name))

@@ -71,6 +71,12 @@ paths:
     mode:
       description: Its permission bits, as four octal digits; absent when it does not exist.
       type: str
+    owner:
+      description: The name of the user owning it (its number where the host has no name for it); absent when it does not exist.
+      type: str
+    group:
+      description: The name of its group (its number where the host has no name for it); absent when it does not exist.
+      type: str
     content:
       description: The text of a path in O(read) that is a regular file no larger than O(read_max).
       type: str
@@ -78,7 +84,7 @@ paths:
       description: Why the path could not be looked at or read.
       type: str
   sample:
-    /srv/llmhost/models/m/config.json: {exists: true, type: file, size: 729, mode: "0644", content: "{...}"}
+    /srv/llmhost/models/m/config.json: {exists: true, type: file, size: 729, mode: "0644", owner: root, group: root, content: "{...}"}
     /srv/llmhost/models/m.previous: {exists: false}
 """
 

@@ -58,3 +58,15 @@ def host_values(host_vars, names):
         except Exception:  # pylint: disable=broad-except  # an undefined or broken value: its role's check says why
             continue
     return out
+
+
+def role_values(collection_dir, host_vars, names=None, roles="*"):
+    """The roles' defaults (every role's, or those of ``roles``) with the host's values over them, as plain Python;
+    only ``names`` when given. One reading of "what a variable is on this host" for the first play's filters."""
+    patterns = [os.path.join(str(collection_dir), "roles", role, "defaults", "main.yml") for role in
+                ([roles] if isinstance(roles, str) else roles)]
+    merged = {}
+    for defaults in load_yaml(*patterns):
+        merged.update({k: v for k, v in (defaults or {}).items() if names is None or k in names})
+    merged.update(host_values(host_vars, sorted(names if names is not None else merged)))
+    return merged

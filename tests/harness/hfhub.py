@@ -14,7 +14,9 @@ Layout: ROOT/<org>/<name>/<40-hex commit>/<files>. A revision folder appears ato
 beside, then rename) and is read per request, so a harness can fill ROOT while the server runs.
 
 Faults, for the tests of a client's failure paths, come from ROOT/faults.json, read per request:
-  {"throttle_bps": N}         serve file bodies at about N bytes per second (to kill a download half-way)
+  {"throttle_bps": N}         serve file bodies at about N bytes per second
+  {"hold_after": N}           serve the first N bytes of a file body, then send nothing more while faults.json says
+                              so (at most 120 s): a download held half-way, to be killed there
   {"corrupt": ["<path>"]}     serve bytes for <path> that differ from the sha256 the Hub metadata gives
 Every request is appended to ROOT/requests.log as one JSON line (method, path, Range, Authorization).
 
@@ -189,11 +191,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data) - start))
         self.end_headers()
         if not head:
-            self._stream(data[start:], faults.get("throttle_bps"))
+            self._stream(data[start:], faults.get("throttle_bps"), faults.get("hold_after"))
 
-    def _stream(self, data, bps):
+    def _hold(self):
+        """Wait while faults.json asks to hold (bounded), the connection open and silent."""
+        for _tick in range(2400):
+            if "hold_after" not in self._faults():
+                return
+            time.sleep(0.05)
+
+    def _stream(self, data, bps, hold_after=None):
         try:
             for i in range(0, len(data), CHUNK):
+                if hold_after is not None and i >= hold_after:
+                    self.wfile.flush()
+                    self._hold()
+                    hold_after = None
                 self.wfile.write(data[i:i + CHUNK])
                 if bps:
                     self.wfile.flush()

@@ -16,7 +16,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Tracked files that are development tooling of the checkout, not part of the collection.
-NOT_SHIPPED = {".ansible-lint", ".ansible-lint-ignore", ".ci/run", ".gitignore", ".shellcheckrc", ".yamllint", "galaxy.yml",
+NOT_SHIPPED = {".ansible-lint", ".ansible-lint-ignore", ".ci/run", ".gitignore", ".pre-commit-config.yaml", ".shellcheckrc",
+               ".yamllint", "galaxy.yml",
                "inventories/local/hosts.yml", "Makefile", "ansible.cfg", "pytest.ini", "site.yml"}
 # The workshop: what tests and develops the collection, never what a user installs.
 NOT_SHIPPED_FOLDERS = ("tests/", "molecule/", "requirements/", "tools/")

@@ -1,12 +1,15 @@
 """One check per class of input, and no variable outside it: every declared variable whose name or default says its
 class is held to that class's shared check (issue: every input judged by what it becomes). A new role or variable
 that skips its class fails here."""
+import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import input_classes, input_types, listeners
+from ansible_collections.llmhost.vllm.plugins.module_utils import (input_classes, input_types, listeners, role_inputs,
+                                                                   vllm_options)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,3 +133,109 @@ def test_an_inventory_name_becomes_a_file_name_only_through_file_part():
     found = ["%s: %s" % (path.relative_to(ROOT), line.strip()) for path in files
              for line in path.read_text().splitlines() if _HOST_IN_PATH.search(line)]
     assert not found, found
+
+
+def _tasks(role):
+    """Every task of a role's task files, blocks unrolled, as YAML text (one string per task)."""
+    out = []
+
+    def walk(items):
+        for task in items or []:
+            if isinstance(task, dict) and "block" in task:
+                walk(task["block"])
+                walk(task.get("rescue"))
+                walk(task.get("always"))
+            elif isinstance(task, dict):
+                out.append(yaml.safe_dump(task, width=10000))
+    for path in sorted(ROOT.glob("roles/%s/tasks/*.yml" % role)):
+        walk(yaml.safe_load(path.read_text()))
+    return out
+
+
+def _role_of(name):
+    return next(p.parent.parent.name for p in sorted(ROOT.glob("roles/*/meta/argument_specs.yml"))
+                if re.search(r"^ +%s:$" % name, p.read_text(), re.M))
+
+
+def test_every_taken_folder_is_made_as_the_first_play_expects():
+    """Class 1: the first play takes a folder already there only if it is exactly what its role makes it (MADE_AS);
+    a role that made it otherwise would refuse its own folder on the next run. Each folder with a mode in MADE_AS is
+    made by a task of its role that names the variable and that mode (or by _common's venv home, made 0755)."""
+    common_venv = "\n".join(_tasks("_common"))
+    assert "path: '{{ _common_venv_home }}'" in common_venv and "mode: '0755'" in common_venv
+    for name, (owner, group, mode) in sorted(input_classes.MADE_AS.items()):
+        if mode is None:
+            continue
+        made = [t for t in _tasks(_role_of(name)) if "_common_venv_home: '{{ %s }}'" % name in t and mode == "0755"
+                or name in t and "'%s'" % mode in t and ("directory" in t or "directories" in t)]
+        assert made, "no task of %s makes %s with mode %s" % (_role_of(name), name, mode)
+
+
+def test_every_option_input_goes_through_its_check():
+    """Class 6: a variable that becomes a program's options or environment is named in OPTION_INPUTS, and its
+    role's validate hands it to that check."""
+    declared = {n for n in PUBLIC if re.search(r"_(args|argv|env|flags|options|opts)\Z", n)}
+    assert declared == set(input_classes.OPTION_INPUTS)
+    validate = (ROOT / "roles/vllm_service/tasks/validate.yml").read_text()
+    assert "vllm_service_extra_args | llmhost.vllm.vllm_option_errors(" in validate
+    assert "vllm_service_env" in role_inputs.names("vllm_service")
+
+
+def _vllm_service_values(**over):
+    defaults = yaml.safe_load((ROOT / "roles/vllm_service/defaults/main.yml").read_text())
+    return dict({n: defaults.get(n) for n in role_inputs.names("vllm_service")}, **over)
+
+
+@pytest.mark.parametrize("env", [{"LD_PRELOAD": "/tmp/x.so"}, {"PYTHONPATH": "/tmp"}, {"ld_library_path": "/tmp"},
+                                 {"CUDA_VISIBLE_DEVICES": "0"}, {"VLLM_API_KEY": "x"}])
+def test_an_environment_that_loads_code_or_undoes_the_plan_is_refused(env):
+    assert any("vllm_service_env" in e for e in role_inputs.errors("vllm_service", _vllm_service_values(
+        vllm_service_env=env)))
+
+
+TABLES = sorted((ROOT / "roles/vllm_service/files/vllm-options").glob("*.json"))
+
+
+@pytest.mark.parametrize("table", TABLES, ids=[t.stem for t in TABLES])
+def test_every_short_form_of_vllm_serve_is_owned_or_reviewed(table):
+    """Class 6: argparse takes short forms (-tp, -asc, -dpl...); one that sets what the plan owns is refused as its
+    long form is, and a short form a new table brings fails here until it is classed."""
+    options = json.loads(table.read_text())["options"]
+    short = {n for n in options if not n.startswith("--")}
+    unclassed = sorted(n for n in short if not vllm_options.owner(n) and n not in vllm_options.FREE_SHORT_FORMS)
+    assert not unclassed
+    for args in (["--config", "/etc/x.yaml"], ["-tp", "8"], ["-pp", "2"], ["-asc", "4"], ["-dpl", "2"],
+                 ["--data-parallel-size-local", "2"], ["--uds", "/run/x.sock"], ["--port=1"]):
+        if args[0].split("=", maxsplit=1)[0] in options:
+            assert vllm_options.validate(args, json.loads(table.read_text()), "x", refuse_owned=True), args
+    assert vllm_options.validate(["--trust-remote-code"], json.loads(table.read_text()), "x", allow_foreign=False)
+
+
+def test_every_key_a_server_accepts_is_held_to_the_key_check():
+    """Class 9: a key a client sends to vLLM or to the gateway: printable, 20 to 256 characters, not guessable."""
+    declared = {n for n in PUBLIC if n.endswith("_api_key")} - {"benchmark_api_key"}  # the benchmark only sends it
+    assert declared == input_classes.KEYS
+    for name in input_classes.KEYS:
+        for bad in ("short", "a" * 24, "password-1234567890-password", "key with spaces in it 12345", "ключ" * 6):
+            got = input_classes.errors({name: bad})
+            assert got and got[0].startswith(name + "=(not shown) ") and bad not in got[0], (name, bad)
+        assert not input_classes.errors({name: "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}), name
+
+
+def _as_declared(name, url):
+    kind = {s.get("type") for s in OPTIONS[name]}
+    if "dict" in kind:
+        return {"https://github.com/vllm-project/vllm.git": url}
+    return [url] if "list" in kind else url
+
+
+def test_every_url_takes_only_the_schemes_of_its_class():
+    """Class 12: mirrors and indexes take https://, http:// and file:// (offline); endpoints https:// and http://;
+    every other scheme is refused in the first play, whatever role declares the URL."""
+    urls = input_classes.SHOWN_URLS | input_classes.PRIVATE_URLS | input_classes.SECRET_URLS
+    for name in sorted(urls):
+        for bad in ("ftp://mirror.lan/x", "ssh://git@mirror.lan/x", "gopher://x", "mirror.lan/x"):
+            assert input_classes.errors({name: _as_declared(name, bad)}), (name, bad)
+        assert not input_classes.errors({name: _as_declared(name, "https://mirror.lan/x")}), name
+        file_ok = not input_classes.errors({name: _as_declared(name, "file:///srv/mirror/x")})
+        assert file_ok == (name not in input_classes.ENDPOINT_URLS), name

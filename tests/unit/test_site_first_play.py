@@ -1,6 +1,7 @@
 """Bad inputs of any role stop the real site playbook in its first play, before anything on the host changes,
 naming the variable; no secret's value is shown. All cases in one run (tests/unit/playbook_batch.py): each case
 is an inventory host of its own."""
+import os
 import sys
 from pathlib import Path
 
@@ -31,7 +32,8 @@ FIRST_PLAY = [
     # a source written into the 0600 pip.conf: a newline would add a setting of its own
     ({"vllm_install_index_url": "https://pypi.lan/simple\ntrusted-host = evil", "model_revision": "0" * 40},
      "vllm_install_index_url: 'https://pypi.lan/simple\\ntrusted-host = evil' is not a URL"),
-    ({"quantize_find_links": ["wheels"], "model_revision": "0" * 40}, "quantize_find_links: 'wheels' is not a URL"),
+    ({"quantize_find_links": ["wheels"], "model_revision": "0" * 40},
+     "quantize_find_links=(not shown) is not an https:// or http:// URL, a file:// URL or an absolute path"),
     ({"llmhost_stack_nvidia_repo_url": "https://mirror.lan/cuda/\nTrusted: yes", "model_revision": "0" * 40},
      "llmhost_stack_nvidia_repo_url: 'https://mirror.lan/cuda/\\nTrusted: yes' is not a URL"),
     ({"vllm_install_build_poll": 0, "model_revision": "0" * 40}, "vllm_install_build_poll=0"),
@@ -87,7 +89,7 @@ FIRST_PLAY = [
     ({"vllm_service_env": {"PYTHONWARNINGS": "ignore::evil.Warning"}, "model_revision": "0" * 40},
      "vllm_service_env: 'PYTHONWARNINGS' makes the process load code of its choosing"),
     ({"vllm_install_index_url": "ftp://mirror.lan/simple", "model_revision": "0" * 40},
-     "vllm_install_index_url: 'ftp://mirror.lan/simple' is not a URL (https://, http:// or file:///...)"),
+     "vllm_install_index_url=(not shown) is not an https:// or http:// URL, a file:// URL or an absolute path"),
     # "loopback" is an address, not a name
     ({"vllm_service_host": "localhost", "model_revision": "0" * 40},
      "vllm_service_host=localhost is not a loopback address (a name, even localhost, is not taken)"),
@@ -103,7 +105,7 @@ FIRST_PLAY = [
      "gateway_port=9090 and monitoring_prometheus_port=9090 would listen on the same port of this host"),
     # monitoring's alerting: a webhook's URL is a secret (often a token in it), named and never shown
     ({"monitoring_alert_webhook_url": "hooks.example.org/T0KEN-of-the-test", "model_revision": "0" * 40},
-     "monitoring_alert_webhook_url: the value (not shown) is not an http(s) URL"),
+     "monitoring_alert_webhook_url=(not shown) is not an https:// or http:// URL: another scheme"),
     ({"monitoring_alertmanager": "external", "model_revision": "0" * 40},
      "monitoring_alertmanager=external needs monitoring_alertmanager_urls"),
     # gateway: a port, a client without a key of its own (the keys are never shown), a vLLM key nginx cannot carry
@@ -114,7 +116,7 @@ FIRST_PLAY = [
     ({"gateway_clients": [{"name": "carol", "key": "carol-brief-k3y"}], "model_revision": "0" * 40},
      "gateway_clients client carol: key must be 20 to 256 letters"),
     ({"vllm_service_api_key": "vllm-key; proxy_pass http://evil", "model_revision": "0" * 40},
-     "vllm_service_api_key holds a character nginx's configuration cannot carry"),
+     "vllm_service_api_key=(not shown) must be 20 to 256 letters, digits or '. _ ~ + / = -'"),
     # a fleet upstream from a group the inventory does not have; an advertised address that is not one
     ({"gateway_backends_group": "gpu_boxes", "model_revision": "0" * 40},
      "gateway_backends_group: 'gpu_boxes' is no group of the inventory (groups: vllm_hosts)"),
@@ -183,6 +185,31 @@ FIRST_PLAY = [
     ({"vllm_service_cache_dir": "{shared}", "model_revision": "0" * 40},
      "vllm_service_cache_dir={shared} is a shared folder on the host (mode 1777"),
     ({"model_store": "{link}", "model_revision": "0" * 40}, "model_store={link} is a symbolic link on the host"),
+    # a folder already on the host as someone else's ({theirs}: uid 4242's, 0700), or not as the role makes it
+    # ({roots}: root's 0755, where the service user's 0750 cache would be)
+    ({"model_store": "{theirs}", "model_revision": "0" * 40},
+     "model_store={theirs} is on the host already as 4242:4242 0700, not as its role makes it (root:root 0755)"),
+    ({"benchmark_work_dir": "{theirs}", "model_revision": "0" * 40},
+     "benchmark_work_dir={theirs} is on the host already as 4242:4242 0700"),
+    ({"vllm_service_cache_dir": "{roots}", "vllm_service_user": "llm", "model_revision": "0" * 40},
+     "vllm_service_cache_dir={roots} is on the host already as root:root 0755, not as its role makes it (llm:llm 0750)"),
+    # keys a server accepts: the form and strength of a gateway client's key (class 9)
+    ({"vllm_service_api_key": "a" * 24, "model_revision": "0" * 40},
+     "vllm_service_api_key=(not shown) is a guess's first tries"),
+    ({"gateway_upstream_api_key": "short-key", "model_revision": "0" * 40},
+     "gateway_upstream_api_key=(not shown) must be 20 to 256 letters"),
+    # URL schemes (class 12): endpoints over HTTP only, mirrors also file://, nothing else
+    ({"model_hf_endpoint": "ftp://hub.lan", "model_revision": "0" * 40},
+     "model_hf_endpoint=(not shown) is not an https:// or http:// URL: another scheme (ftp://, ssh://...)"),
+    ({"benchmark_url": "file:///etc/passwd", "model_revision": "0" * 40},
+     "benchmark_url=(not shown) is not an https:// or http:// URL: another scheme"),
+    ({"vllm_install_git_url": "ssh://mirror.lan/vllm.git", "model_revision": "0" * 40},
+     "vllm_install_git_url=(not shown) is not an https:// or http:// URL, a file:// URL or an absolute path"),
+    # short forms and families of the plan's options (class 6)
+    ({"vllm_service_extra_args": ["-asc", "4"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: -asc is set by the serving plan"),
+    ({"vllm_service_extra_args": ["--data-parallel-start-rank", "1"], "model_revision": "0" * 40},
+     "vllm_service_extra_args: --data-parallel-start-rank is set by the serving plan"),
     # addresses a service binds, as nginx and Prometheus read them: literal, IPv4 for Prometheus's flags
     ({"gateway_listen_address": "gateway.lan", "model_revision": "0" * 40},
      "gateway_listen_address='gateway.lan' is not a literal IPv4 or IPv6 address"),
@@ -207,9 +234,13 @@ TMP = {}
 
 
 def _placed(extra, tmp):
-    """The case's values with {shared} and {link} put in: folders of this machine the fixture made."""
-    return {k: v.replace("{shared}", str(tmp / "shared")).replace("{link}", str(tmp / "link")) if isinstance(v, str)
-            else v for k, v in extra.items()}
+    """The case's values with {shared}, {link}, {theirs} and {roots} put in: folders of this machine the fixture
+    made."""
+    def put(text):
+        for name in ("shared", "link", "theirs", "roots"):
+            text = text.replace("{%s}" % name, str(tmp / name))
+        return text
+    return {k: put(v) if isinstance(v, str) else v for k, v in extra.items()}
 
 
 @pytest.fixture(scope="module")
@@ -223,11 +254,39 @@ def first_play_refusals(tmp_path_factory):
     (tmp / "shared").mkdir()
     (tmp / "shared").chmod(0o1777)
     (tmp / "link").symlink_to(tmp / "shared")
+    (tmp / "theirs").mkdir(mode=0o700)
+    os.chown(tmp / "theirs", 4242, 4242)
+    (tmp / "roots").mkdir()
+    (tmp / "roots").chmod(0o755)
+    return _run_table(tmp)
+
+
+# Under --check, a spread of the table (every fifth case) and every case that reads a folder on the host: the first
+# play's only reads of the host (path_info) run under --check too, so those are the cases check mode could change.
+IN_CHECK = [i for i, (extra, _words) in enumerate(FIRST_PLAY)
+            if i % 5 == 0 or any(isinstance(v, str) and "{" in v for v in extra.values())]
+
+
+def _run_table(tmp, *options):
     hosts = {"case-%d" % i: dict({"llmhost_stack": "current"}, **_placed(extra, tmp), ansible_connection="local",
                                  ansible_python_interpreter=sys.executable)
-             for i, (extra, _words) in enumerate(FIRST_PLAY)}
+             for i, (extra, _words) in enumerate(FIRST_PLAY) if not options or i in IN_CHECK}
     site = (ROOT / "playbooks" / "site.yml").read_text()
-    return run_batch(tmp, {"vllm_hosts": {"hosts": hosts}}, site, "--tags", "never")
+    where = tmp / ("check" if options else "real")
+    where.mkdir()
+    return run_batch(where, {"vllm_hosts": {"hosts": hosts}}, site, "--tags", "never", *options)
+
+
+def test_check_mode_refuses_the_same_values_with_the_same_words(first_play_refusals):
+    """IN_CHECK's cases again under --check: each refused in the first play, changed=0, in the same words as the real
+    run."""
+    _rc, _out, real = first_play_refusals
+    rc, out, checked = _run_table(TMP["dir"], "--check")
+    assert rc == 2, out[-3000:]
+    assert sorted(checked) == sorted("case-%d" % i for i in IN_CHECK)
+    for case, got in sorted((c, real[c]) for c in checked):
+        assert checked[case]["failed"] == got["failed"] and checked[case]["changed"] == 0, case
+        assert len(checked[case]["plays"]) == 1, case
 
 
 @pytest.mark.parametrize("extra,words", FIRST_PLAY, ids=["first-play-%d" % i for i in range(len(FIRST_PLAY))])

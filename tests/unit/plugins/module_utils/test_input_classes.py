@@ -111,23 +111,64 @@ def test_folders_the_roles_take_are_read_from_defaults_and_the_hosts_values():
     assert ic.taken_paths(merged) == {"vllm_service_cache_dir": "/var/cache/vllm"}
 
 
+MINE = {"exists": True, "type": "directory", "owner": "vllm", "group": "vllm"}
+
+
 @pytest.mark.parametrize("seen,words", [
     ({"exists": False}, None),
-    ({"exists": True, "type": "directory", "mode": "0755"}, None),
-    ({"exists": True, "type": "directory", "mode": "0750"}, None),
-    ({"exists": True, "type": "directory", "mode": "1777"}, "is a shared folder on the host (mode 1777"),
-    ({"exists": True, "type": "directory", "mode": "0777"}, "is a shared folder on the host (mode 0777"),
-    ({"exists": True, "type": "directory", "mode": "1755"}, "is a shared folder"),
+    (dict(MINE, mode="0750"), None),
+    (dict(MINE, mode="1777"), "is a shared folder on the host (mode 1777"),
+    (dict(MINE, mode="0777"), "is a shared folder on the host (mode 0777"),
+    (dict(MINE, mode="1755"), "is a shared folder"),
     ({"exists": True, "type": "link", "mode": "0777"}, "is a symbolic link on the host"),
     ({"exists": True, "type": "file", "mode": "0644"}, "not a folder"),
     ({"exists": False, "error": "Permission denied"}, None),
 ])
 def test_a_folder_the_roles_would_take_is_neither_shared_nor_a_link(seen, words):
-    got = ic.shared_folder_errors({"/srv/x": seen}, {"vllm_service_cache_dir": "/srv/x"})
+    got = ic.shared_folder_errors({"/srv/x": seen}, {"vllm_service_cache_dir": "/srv/x"}, "vllm")
     if words is None:
         assert got == []
     else:
         assert len(got) == 1 and got[0].startswith("vllm_service_cache_dir=/srv/x ") and words in got[0], got
+
+
+ROOTS = {"exists": True, "type": "directory", "owner": "root", "group": "root", "mode": "0755"}
+
+
+@pytest.mark.parametrize("name,seen,user,words", [
+    # exactly as the role makes it: nothing is taken over, whoever made it
+    ("model_store", ROOTS, "vllm", None),
+    ("vllm_service_cache_dir", dict(ROOTS, owner="llm", group="llm", mode="0750"), "llm", None),
+    ("model_hf_cache", dict(ROOTS, mode="0700"), "vllm", None),
+    ("vllm_install_wheel_cache", dict(ROOTS, group="adm", mode="0750"), "vllm", None),
+    # someone else's: the owner, the group or the mode differs from the role's
+    ("model_store", dict(ROOTS, owner="alice"), "vllm",
+     "is on the host already as alice:root 0755, not as its role makes it (root:root 0755)"),
+    ("gateway_config_dir", dict(ROOTS, group="www-data"), "vllm", "as root:www-data 0755"),
+    ("vllm_service_config_dir", dict(ROOTS, mode="0700"), "vllm", "make this one root:root 0755 yourself"),
+    ("vllm_service_cache_dir", dict(ROOTS, mode="0750"), "vllm", "not as its role makes it (vllm:vllm 0750)"),
+    ("vllm_service_cache_dir", dict(ROOTS, owner="1001", group="1001", mode="0750"), "vllm", "as 1001:1001 0750"),
+    ("benchmark_work_dir", dict(ROOTS, owner="postgres"), "vllm", "(root:any group)"),
+    # root writes in it: a group other than root's may not
+    ("vllm_install_wheel_cache", dict(ROOTS, group="staff", mode="0775"), "vllm", "as root:staff 0775"),
+])
+def test_a_folder_already_there_is_taken_only_as_its_role_makes_it(name, seen, user, words):
+    got = ic.shared_folder_errors({"/srv/x": seen}, {name: "/srv/x"}, user)
+    assert got == [] if words is None else (len(got) == 1 and got[0].startswith(name + "=/srv/x ")
+                                            and words in got[0]), got
+
+
+def test_every_taken_folder_says_what_its_role_makes_it():
+    assert set(ic.MADE_AS) == ic.TAKEN_FOLDERS
+    assert ic.made_as("vllm_service_cache_dir", "llm") == ("llm", "llm", "0750")
+
+
+@pytest.mark.parametrize("merged,user", [
+    ({}, "vllm"), ({"vllm_install_user": "llm"}, "llm"), ({"vllm_service_user": "", "vllm_install_user": "llm"}, "llm"),
+    ({"vllm_service_user": "svc", "vllm_install_user": "llm"}, "svc"),
+])
+def test_the_service_user_is_vllm_services_choice_else_vllm_installs(merged, user):
+    assert ic.service_user(merged) == user
 
 
 @pytest.mark.parametrize("cache,words", [

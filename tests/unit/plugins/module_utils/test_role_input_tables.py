@@ -28,6 +28,14 @@ def test_every_name_the_table_reads_is_a_declared_variable_of_the_role(role):
 
 
 CASES = [
+    # the gateway's fleet group against the inventory's groups, and its clients (never their keys)
+    ("gateway", {"gateway_backends_group": "gpu_boxes", "groups": {"all": ["a"], "vllm_hosts": ["a"]}},
+     "gateway_backends_group: 'gpu_boxes' is no group of the inventory (groups: vllm_hosts)"),
+    ("gateway", {"gateway_backends_group": "all", "groups": {"all": ["a"]}}, "gateway_backends_group=all: name"),
+    ("gateway", {"gateway_backends_group": "empty", "groups": {"all": ["a"], "empty": []}}, "not a group without hosts"),
+    ("gateway", {"gateway_backends_group": "gpus", "groups": {"all": ["a"], "gpus": ["a"]}}, None),
+    ("gateway", {"gateway_clients": [{"name": "a", "key": "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}],
+                 "vllm_service_api_key": "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}, "its key is the one the gateway presents to vLLM"),
     ("vllm_service", {"vllm_service_base_port": 80}, "vllm_service_base_port=80 must be a number from 1024 to 65535"),
     ("vllm_service", {"vllm_service_gpu_memory_utilization": float("nan")}, "must be a number from 0.01 to 1"),
     ("vllm_service", {"vllm_service_host": "a b"}, "vllm_service_host: 'a b' is not a host name or an IP address"),

@@ -1,9 +1,15 @@
 """path_info on real files: what is at each path, the text of the files asked for, errors instead of
 failures, and nothing written."""
+import grp
 import os
+import pwd
 
 import pytest
 from ansible_collections.llmhost.vllm.plugins.modules import path_info
+
+
+ME = pwd.getpwuid(os.geteuid()).pw_name
+MY_GROUP = grp.getgrgid(os.getegid()).gr_name
 
 
 @pytest.fixture
@@ -23,7 +29,8 @@ def test_looks_and_reads_in_one_run(run, tmp_path):
     found = result["paths"]
     assert result["changed"] is False
     folder = found[str(tmp_path / "out")]
-    assert folder == {"exists": True, "type": "directory", "size": folder["size"], "mode": "0750"}
+    assert folder == {"exists": True, "type": "directory", "size": folder["size"], "mode": "0750",
+                      "owner": ME, "group": MY_GROUP}
     assert found[str(tmp_path / "out" / "stamp.json")]["content"] == '{"tool": "x"}\n'
     assert found[str(tmp_path / "link")]["type"] == "link" and found[str(tmp_path / "link")]["content"] == '{"tool": "x"}\n'
     assert found[missing] == {"exists": False}
@@ -43,8 +50,8 @@ def test_a_file_too_large_or_unreadable_is_an_error_not_a_failure(run, tmp_path)
     locked.write_text("secret")
     locked.chmod(0)
     result = run({"read": [str(big), str(locked)], "read_max": 64}, check=True)
-    assert result["paths"][str(big)] == {"exists": True, "type": "file", "size": 65, "mode": "0644",
-                                         "error": "larger than 64 bytes"}
+    assert result["paths"][str(big)] == {"exists": True, "type": "file", "size": 65, "mode": "0644", "owner": ME,
+                                         "group": MY_GROUP, "error": "larger than 64 bytes"}
     if os.geteuid() != 0:
         assert "content" not in result["paths"][str(locked)] and result["paths"][str(locked)]["error"]
 
@@ -53,3 +60,12 @@ def test_bad_bytes_are_replaced_not_raised(run, tmp_path):
     path = tmp_path / "bin"
     path.write_bytes(b"ok\xff\n")
     assert run({"read": [str(path)]})["paths"][str(path)]["content"] == "ok\ufffd\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away takes root")
+def test_an_owner_the_host_has_no_name_for_is_its_number(run, tmp_path):
+    path = tmp_path / "theirs"
+    path.mkdir()
+    os.chown(path, 54321, 54322)
+    found = run({"paths": [str(path)]})["paths"][str(path)]
+    assert (found["owner"], found["group"]) == ("54321", "54322")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-name: gateway_clients
+name: gateway_client_errors
 short_description: Sentences for each bad gateway client, never quoting a key
 version_added: 0.1.0
 description:
@@ -38,7 +38,7 @@ EXAMPLES = r"""
     that: __errors | length == 0
     fail_msg: "{{ __errors | join('; ') }}"
   vars:
-    __errors: "{{ gateway_clients | llmhost.vllm.gateway_clients }}"
+    __errors: "{{ gateway_clients | llmhost.vllm.gateway_client_errors }}"
   no_log: true
 """
 
@@ -52,12 +52,12 @@ _value:
 from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 
 
-def gateway_clients(clients, variable="gateway_clients", upstream_key=""):
+def gateway_client_errors(clients, variable="gateway_clients", upstream_key=""):
     return gateway.client_errors(clients, variable, upstream_key=str(upstream_key or ""))
 
 
 class FilterModule:
-    """llmhost.vllm filter gateway_clients."""
+    """llmhost.vllm filter gateway_client_errors."""
 
     def filters(self):
-        return {"gateway_clients": gateway_clients}
+        return {"gateway_client_errors": gateway_client_errors}
