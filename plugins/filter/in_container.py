@@ -12,7 +12,7 @@ description:
   - True when C(virtualization_role) is C(guest) and C(virtualization_type) is a container type (docker, podman,
     container, containerd, lxc, systemd-nspawn, openvz). The kernel, nvidia_driver and system_tuning roles then leave
     the kernel, its modules, the initramfs and the bootloader alone.
-  - The one place this is decided (logic in C(module_utils/host.py)).
+  - The one place this is decided (logic in C(module_utils/virtualization.py)).
 options:
   _input:
     description: C(ansible_facts) (needs the C(virtual) subset).
@@ -33,7 +33,7 @@ _value:
   type: bool
 """
 
-from ansible_collections.llmhost.vllm.plugins.module_utils.host import in_container
+from ansible_collections.llmhost.vllm.plugins.module_utils.virtualization import in_container
 
 
 class FilterModule:

@@ -10,7 +10,7 @@ short_description: Values that must be lists (of unique items, of GPU indices)
 version_added: 0.1.0
 description:
   - Each value must be a list; a string is refused rather than read character by character.
-  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/values.py)).
+  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/value_checks.py)).
 options:
   _input:
     description: Variable name to value.
@@ -45,11 +45,11 @@ _value:
   elements: str
 """
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import values
+from ansible_collections.llmhost.vllm.plugins.module_utils import value_checks
 
 
 def list_errors(spec, unique=None, ints=None):
-    return values.list_errors(spec, unique or (), ints or ())
+    return value_checks.list_errors(spec, unique or (), ints or ())
 
 
 class FilterModule:

@@ -19,7 +19,7 @@ description:
     they stay one token in an apt pin, a dpkg hold and the unattended-upgrades blacklist.
   - An argument has no whitespace, quote, C($), backtick or backslash, as it becomes one word of the command line of the unit.
   - A value may be a list, and then each item is checked.
-  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/values.py)).
+  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/value_checks.py)).
 options:
   _input:
     description: Variable name to value, or to a list of values.
@@ -49,11 +49,11 @@ _value:
   elements: str
 """
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import values
+from ansible_collections.llmhost.vllm.plugins.module_utils import value_checks
 
 
 def name_errors(spec, kind="path_part"):
-    return values.name_errors(spec, kind)
+    return value_checks.name_errors(spec, kind)
 
 
 class FilterModule:

@@ -11,7 +11,7 @@ version_added: 0.1.0
 description:
   - The repository URL lands in apt's source, so it is a URL or an absolute path that cannot start another line or setting.
   - The key URL decides what apt trusts, so the same holds and it is never plain C(http://) (C(https://) or C(file:///) only).
-  - Logic in C(module_utils/gateway.py) and C(module_utils/values.py).
+  - Logic in C(module_utils/gateway.py) and C(module_utils/value_checks.py).
 options:
   _input:
     description: I(gateway_nginx_repo_url); empty means nginx.org's own.

@@ -10,7 +10,7 @@ short_description: Numbers outside their range, one sentence per variable
 version_added: 0.1.0
 description:
   - Each value must be a number from its lowest to its highest.
-  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/values.py)).
+  - One of the input checks of the roles' C(validate.yml) (logic in C(module_utils/value_checks.py)).
 options:
   _input:
     description: Variable name to C([value, lowest, highest]); highest C(null) means no upper bound.
@@ -35,11 +35,11 @@ _value:
   elements: str
 """
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import values
+from ansible_collections.llmhost.vllm.plugins.module_utils import value_checks
 
 
 def range_errors(spec):
-    return values.range_errors(spec)
+    return value_checks.range_errors(spec)
 
 
 class FilterModule:

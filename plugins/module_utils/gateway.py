@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import values
+from ansible_collections.llmhost.vllm.plugins.module_utils import value_checks
 
 FIELDS = ("name", "key", "rate", "burst")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
@@ -139,8 +139,8 @@ def nginx_source(wish, facts, packages=(), repo_url=""):
 def nginx_repo_errors(repo_url, key_url):
     """gateway_nginx_repo_url (empty: nginx.org's own) lands in apt's source; gateway_nginx_repo_key_url decides
     what apt trusts. Sentences naming each, by the shared checks of their classes."""
-    return (values.name_errors({"gateway_nginx_repo_url": [repo_url] if repo_url else []}, kind="source")
-            + values.repo_key_errors({"gateway_nginx_repo_key_url": key_url}))
+    return (value_checks.name_errors({"gateway_nginx_repo_url": [repo_url] if repo_url else []}, kind="source")
+            + value_checks.repo_key_errors({"gateway_nginx_repo_key_url": key_url}))
 
 
 def fleet_errors(remote, members, served, key, upstream_key_given):

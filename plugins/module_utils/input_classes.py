@@ -23,7 +23,7 @@ import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
-from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_loopback, is_on
+from ansible_collections.llmhost.vllm.plugins.module_utils.value_checks import is_loopback, is_on
 
 # The collection's unit names: the replicas' template (vllm@) and everything else (llmhost-...).
 UNIT_PREFIXES = ("llmhost-", "vllm")

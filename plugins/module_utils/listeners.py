@@ -8,7 +8,7 @@ overlap and so do their addresses (the same address, or one of them every addres
 
 from __future__ import annotations
 
-from ansible_collections.llmhost.vllm.plugins.module_utils.values import is_on
+from ansible_collections.llmhost.vllm.plugins.module_utils.value_checks import is_on
 
 # Replicas the first play counts when vllm_service_gpus is "all" (the GPUs are read later): the most GPUs
 # one host of this collection's users has; the preflight checks again with the real count.

@@ -3,10 +3,10 @@
 """Each role's input checks as one table: the role's values in, its sentences out (filter role_input_errors).
 
 A role's validate.yml reads its variables (``query('ansible.builtin.vars', *names)``) and hands them here in one
-call; what each variable becomes decides its check, through the shared checks of values.py and paths.py:
+call; what each variable becomes decides its check, through the shared checks of value_checks.py and paths.py:
 
 - ``ranges``: name to (lowest, highest) (highest None: no upper bound);
-- ``names``: name to (kind, optional) for values.name_errors (an optional one may be empty: the role's default);
+- ``names``: name to (kind, optional) for value_checks.name_errors (an optional one may be empty: the role's default);
 - ``lists``: names that must be lists, ``unique`` ones without repeats; a list's names are checked only once it is
   one (a string would be read character by character);
 - ``paths``: names checked by paths.errors, with ``optional``, ``dropins`` and ``read_only`` as it takes them;
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, values
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, value_checks
 
 # A value an environment file carries as one plain double-quoted value.
 SAFE_ENV_VALUE = re.compile(r"[^\n\"'\\$`]*\Z")
@@ -50,12 +50,12 @@ def _vllm_service_extra(v):
                    "through the unit: %s" % unsafe)
     gpus = v["vllm_service_gpus"]
     if gpus != "all":
-        out += values.list_errors({"vllm_service_gpus": gpus}, ints=["vllm_service_gpus"])
+        out += value_checks.list_errors({"vllm_service_gpus": gpus}, ints=["vllm_service_gpus"])
     env = v["vllm_service_env"]
     if not isinstance(env, dict):
         return out + ["vllm_service_env must be a dict"]
-    out += values.name_errors({"vllm_service_env names": list(env)}, "env_name")
-    out += values.name_errors({"vllm_service_env": list(env)}, "not_loader") + _vllm_env_owned(env)
+    out += value_checks.name_errors({"vllm_service_env names": list(env)}, "env_name")
+    out += value_checks.name_errors({"vllm_service_env": list(env)}, "not_loader") + _vllm_env_owned(env)
     bad = [k for k, val in env.items() if isinstance(val, str) and not SAFE_ENV_VALUE.match(val)]
     if bad:
         out.append("vllm_service_env: the value of %s holds a newline, a quote, a backslash, $ or a backquote, which an "
@@ -109,7 +109,7 @@ def _benchmark_extra(v):
 def _vllm_install_sources(v):
     mirrors = v["vllm_install_git_mirrors"]
     spec = {"vllm_install_git_mirrors": list(mirrors) + list(mirrors.values())} if isinstance(mirrors, dict) else {}
-    return values.name_errors(spec, "source")
+    return value_checks.name_errors(spec, "source")
 
 
 def _stack_extra(v):
@@ -275,16 +275,16 @@ def _name_checks(table, v):
             continue  # said by the list check
         if optional and not isinstance(value, list):
             value = [value] if value not in ("", None) else []
-        out += values.name_errors({name: value}, kind)
+        out += value_checks.name_errors({name: value}, kind)
     return out
 
 
 def errors(role, v):
     """Sentences naming each of the role's bad variables; ``v`` maps each of names(role) to its value."""
     table = TABLES[role]
-    out = values.range_errors({n: [v[n], low, high] for n, (low, high) in table.get("ranges", {}).items()})
+    out = value_checks.range_errors({n: [v[n], low, high] for n, (low, high) in table.get("ranges", {}).items()})
     lists = table.get("lists", {})
-    out += values.list_errors({n: v[n] for n in lists}, unique=[n for n, unique in lists.items() if unique])
+    out += value_checks.list_errors({n: v[n] for n in lists}, unique=[n for n, unique in lists.items() if unique])
     out += _name_checks(table, v)
     spec = table.get("paths")
     if spec:

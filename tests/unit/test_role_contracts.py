@@ -165,7 +165,7 @@ BUILTIN_WRITES = {("model", "install.yml", "copy"), ("host_report", "report.yml"
 
 
 def test_roles_write_files_in_one_round_trip():
-    """A file's content and attributes are settled by file_content in one module run: template and copy
+    """A file's content and attributes are settled by files_and_folders in one module run: template and copy
     reach the host twice even when nothing changed (a re-run's cost)."""
     found = set()
     for path in sorted((ROOT / "roles").glob("*/tasks/*.yml")):
@@ -174,7 +174,7 @@ def test_roles_write_files_in_one_round_trip():
     assert found == BUILTIN_WRITES
 
 
-# A folder task right before a file_content task that does not write in it: they cannot be one run.
+# A folder task right before a files_and_folders task that does not write in it: they cannot be one run.
 UNRELATED_FOLDERS = {
     ("benchmark", "run.yml", "Create the run's folder"),  # the key is written in benchmark_home, not in the run's folder
     ("model", "install.yml", "Create the model store"),  # made whether or not the token (the next task) is written
@@ -192,14 +192,14 @@ def flat_tasks(items):
 
 
 def test_a_folder_is_made_in_the_run_that_writes_in_it():
-    """file_content's directories: a folder task followed by the write of a file in it is a second
+    """files_and_folders's directories: a folder task followed by the write of a file in it is a second
     round trip on every re-run."""
     found = set()
     for path in sorted((ROOT / "roles").glob("*/tasks/*.yml")):
         tasks = list(flat_tasks(yaml.safe_load(path.read_text())))
         for task, after in zip(tasks, tasks[1:]):
             made = task.get("ansible.builtin.file") or {}
-            if made.get("state") == "directory" and "llmhost.vllm.file_content" in after:
+            if made.get("state") == "directory" and "llmhost.vllm.files_and_folders" in after:
                 found.add((path.parts[-3], path.name, task["name"]))
     assert found == UNRELATED_FOLDERS
 

@@ -80,7 +80,7 @@ CASES = [
     ("system_tuning", {"system_tuning_sysctl_file": "/etc/sysctl.conf"},
      "system_tuning_sysctl_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d"),
     ("model", {"model_store": "/srv/../etc", "model_revision": "0" * 40}, "model_store='/srv/../etc' has an empty, . or .. part"),
-    # ranges, lists, names and the network key (module_utils/values.py; one case per class and way in)
+    # ranges, lists, names and the network key (module_utils/value_checks.py; one case per class and way in)
     ("vllm_service", dict(SERVE, vllm_service_base_port=80), "vllm_service_base_port=80 must be a number from 1024 to 65535"),
     ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=-1),
      "vllm_service_tensor_parallel_size=-1 must be a number from 0 to 64"),

@@ -1,4 +1,4 @@
-"""file_content on real files: one run settles content and attributes, a re-run changes nothing,
+"""files_and_folders on real files: one run settles content and attributes, a re-run changes nothing,
 check mode writes nothing, validate refuses before the old file is touched, a new file never
 appears with looser permissions than asked, and the content stays out of the host's log."""
 import json
@@ -6,14 +6,14 @@ import os
 import stat
 
 import pytest
-from ansible_collections.llmhost.vllm.plugins.modules import file_content
+from ansible_collections.llmhost.vllm.plugins.modules import files_and_folders
 
 
 @pytest.fixture
 def run(run_main):
-    def run_file_content(args, check=False, diff=False):
-        return run_main(file_content.main, dict(args, _ansible_check_mode=check, _ansible_diff=diff))
-    return run_file_content
+    def run_files_and_folders(args, check=False, diff=False):
+        return run_main(files_and_folders.main, dict(args, _ansible_check_mode=check, _ansible_diff=diff))
+    return run_files_and_folders
 
 
 def mode_of(path):
@@ -59,7 +59,7 @@ def test_a_new_secret_is_never_visible_with_looser_permissions(run, tmp_path, mo
         seen.append(mode_of(src))
         real_replace(src, dst)
 
-    monkeypatch.setattr(file_content.os, "replace", watching_replace)
+    monkeypatch.setattr(files_and_folders.os, "replace", watching_replace)
     result = run({"path": str(path), "content": "hf_secret", "mode": "0600"})
     assert result["changed"] and seen == [0o600] and mode_of(path) == 0o600
 
@@ -82,7 +82,7 @@ def test_refuses_a_folder_and_a_missing_folder(run, tmp_path):
 
 def test_the_content_never_reaches_the_log_or_the_arguments(run, tmp_path, monkeypatch):
     logged = []
-    monkeypatch.setattr(file_content.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
+    monkeypatch.setattr(files_and_folders.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
     result = run({"path": str(tmp_path / "t"), "content": "hf_topsecret"})
     assert result["changed"]
     assert "hf_topsecret" not in " ".join(logged)
@@ -96,7 +96,7 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place_only_with_unsafe
     def busy(src, dst):
         raise OSError(16, "Device or resource busy")
 
-    monkeypatch.setattr(file_content.os, "replace", busy)
+    monkeypatch.setattr(files_and_folders.os, "replace", busy)
     refused = run({"path": str(path), "content": "new\n"})
     assert refused["rc"] == 1 and "could not rename" in refused["msg"] and path.read_text() == "old\n"
     written = run({"path": str(path), "content": "new\n", "unsafe_writes": True, "mode": "0640"})

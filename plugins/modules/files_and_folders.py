@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: file_content
-short_description: Write a file's whole content and attributes in one round trip
+module: files_and_folders
+short_description: Write files whole, with their attributes and the folders they go in, in one round trip
 version_added: 0.2.0
 description:
   - Makes O(path) hold exactly O(content), with the wanted owner, group and mode, for content rendered on the
@@ -93,7 +93,7 @@ author: llmhost.vllm maintainers (@llmhost)
 
 EXAMPLES = r"""
 - name: Write the sysctl drop-in from a role template, in one round trip
-  llmhost.vllm.file_content:
+  llmhost.vllm.files_and_folders:
     path: /etc/sysctl.d/90-llmhost.conf
     content: "{{ lookup('ansible.builtin.template', 'sysctl.conf.j2') }}"
     owner: root
@@ -101,7 +101,7 @@ EXAMPLES = r"""
     mode: "0644"
 
 - name: Write pip's sources (0600) and the lock beside a venv, in one round trip
-  llmhost.vllm.file_content:
+  llmhost.vllm.files_and_folders:
     files:
       - {path: /opt/llmhost/vllm/pip.conf, content: "{{ lookup('ansible.builtin.template', 'pip.conf.j2') }}", mode: "0600"}
       - {path: /opt/llmhost/vllm/requirements.lock, content: "{{ lock }}"}
@@ -111,7 +111,7 @@ EXAMPLES = r"""
   no_log: true
 
 - name: Make the folder (and its parents) and write a root-only token in it, in one round trip
-  llmhost.vllm.file_content:
+  llmhost.vllm.files_and_folders:
     directories:
       - {path: /etc/llmhost, mode: "0755"}
     path: /etc/llmhost/hf-token
@@ -122,7 +122,7 @@ EXAMPLES = r"""
   no_log: true
 
 - name: Write Prometheus's rules, checked by promtool before they replace the old ones
-  llmhost.vllm.file_content:
+  llmhost.vllm.files_and_folders:
     path: /etc/prometheus/rules/llmhost.yml
     content: "{{ lookup('ansible.builtin.template', 'rules.yml.j2') }}"
     mode: "0644"
