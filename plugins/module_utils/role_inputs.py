@@ -10,7 +10,10 @@ call; what each variable becomes decides its check, through the shared checks of
 - ``lists``: names that must be lists, ``unique`` ones without repeats; a list's names are checked only once it is
   one (a string would be read character by character);
 - ``paths``: names checked by paths.errors, with ``optional``, ``dropins`` and ``read_only`` as it takes them;
-- ``extra``: a function of the values for what a table cannot say, returning more sentences."""
+- ``extra``: a function of the values for what a table cannot say, returning more sentences;
+- ``also``: more of the role's own variables ``extra`` reads;
+- ``given``: values the validate hands in beside the role's variables (the inventory's groups, the stack
+  profile's choices, a fact another task settled), never read from the host's variables by name."""
 
 from __future__ import annotations
 
@@ -60,7 +63,31 @@ def _vllm_service_extra(v):
     if bad:
         out.append("vllm_service_env: the value of %s holds a newline, a quote, a backslash, $ or a backquote, which an "
                    "environment file cannot carry as one plain value" % ", ".join(bad))
-    return out
+    return out + _vllm_service_secret_errors(v) + _vllm_service_open_errors(v)
+
+
+def _vllm_service_secret_errors(v):
+    """The secrets file quotes its values: a newline, quote, backslash, $ or backquote would change what systemd reads
+    (or inject another variable). The values are never in the sentence."""
+    bad = [n for n in ("vllm_service_api_key", "vllm_service_hf_token")
+           if not isinstance(v[n], str) or not SAFE_ENV_VALUE.match(v[n])]
+    if not bad:
+        return []
+    return ["%s holds a newline, a quote, a backslash, $ or a backquote (the value is not shown); choose one without "
+            "them." % " and ".join(bad)]
+
+
+def _vllm_service_open_errors(v):
+    """No way onto the network without a key: a replica on an address other than loopback answers anyone."""
+    host = v["vllm_service_host"]
+    if value_checks.name_errors({"vllm_service_host": host}, "host") or value_checks.is_loopback(host):
+        return []  # not a host at all: said by the names check
+    if v["vllm_service_api_key"] or value_checks.is_on(v["vllm_service_allow_unauthenticated"]):
+        return []
+    return ["vllm_service_host=%s is not a loopback address (a name, even localhost, is not taken) and "
+            "vllm_service_api_key is empty: anyone who reaches the host could use its GPUs. Set vllm_service_api_key "
+            "(from Ansible Vault), keep the host on 127.0.0.1, or set vllm_service_allow_unauthenticated=true if that "
+            "is really wanted." % v["vllm_service_host"]]
 
 
 def _monitoring_extra(v):
@@ -99,6 +126,73 @@ def _gateway_extra(v):
     return out + gateway.client_errors(v["gateway_clients"], upstream_key=str(upstream_key))
 
 
+# A Hugging Face token is written alone into a 0600 file the hub client reads back: one word of printable ASCII
+# other than a backslash. A hub download is pinned: a repo id and a 40-hex commit, never a branch that moves.
+_HF_TOKEN = re.compile(r"[!-\[\]-~]+\Z")
+_HF_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_COMMIT = re.compile(r"[0-9a-f]{40}\Z")
+
+
+def _model_extra(v):
+    out = []
+    token = v["model_hf_token"]
+    if not isinstance(token, str) or (token and not _HF_TOKEN.match(token)):
+        out.append("model_hf_token holds whitespace, a newline, a backslash or a character beyond printable ASCII (the "
+                   "value is not shown); a Hugging Face token is one word such as hf_....")
+    repo, revision = v["model_repo"] or v.get("model_profile_repo") or "", v["model_revision"]
+    if v["model_source"] == "hub" and not (_HF_REPO.match(str(repo)) and _COMMIT.match(str(revision))):
+        out.append("model_repo=%s / model_revision=%s: a hub download needs a repo id like Qwen/Qwen2.5-3B-Instruct and a "
+                   "pinned commit (40 hex digits; see https://huggingface.co/%s/commits/main), never a branch that "
+                   "moves. Or set model_source=local and model_local_path." % (repo, revision, repo))
+    if v["model_source"] == "local" and not str(v["model_local_path"]).startswith("/"):
+        out.append("model_local_path=%s: model_source=local needs the absolute path of a model folder on the host."
+                   % v["model_local_path"])
+    return out
+
+
+# The group sizes vLLM's AWQ kernels take (-1: per channel).
+AWQ_GROUP_SIZES = (32, 64, 128, -1)
+
+
+def _quantize_extra(v):
+    size = v["quantize_group_size"]
+    if not value_checks.is_on(v.get("quantize_wanted")) or (isinstance(size, int) and size in AWQ_GROUP_SIZES):
+        return []
+    return ["quantize_group_size=%s: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1 (per channel); %s is not one "
+            "of them%s." % (size, size, " (256 is larger than the kernels tile)" if size == 256 else "")]
+
+
+# A clock setting as gpu_clocks takes it: "min,max" or one value, in MHz above 0 (or "none").
+_CLOCKS = re.compile(r"([1-9][0-9]*)(,[1-9][0-9]*)?\Z")
+
+
+def _clocks_ok(text):
+    return text == "none" or bool(_CLOCKS.match(text)) and sorted(int(x) for x in text.split(",")) == [
+        int(x) for x in text.split(",")]
+
+
+def _gpu_tuning_extra(v):
+    graphics, memory = str(v.get("gpu_tuning_graphics") or "none"), str(v.get("gpu_tuning_memory") or "none")
+    if _clocks_ok(graphics) and _clocks_ok(memory):
+        return []
+    return ["gpu_tuning_graphics_clocks=%s / gpu_tuning_memory_clocks=%s / gpu_tuning_power_limit_w=%s: clocks are "
+            "\"min,max\" (min not above max) or one value, in MHz above 0 (or \"none\"), the power limit a number of "
+            "watts (0 leaves it)." % (graphics, memory, v["gpu_tuning_power_limit_w"])]
+
+
+def _system_tuning_extra(v):
+    """The shapes argument_specs admits too loosely here: the sysctl settings are mappings, numa_balancing auto or
+    a boolean, thp one of the kernel's words or empty (leave it)."""
+    numa, thp = v["system_tuning_numa_balancing"], v["system_tuning_thp"]
+    sysctl = ("system_tuning_sysctl_defaults", "system_tuning_sysctl", "system_tuning_sysctl_overrides")
+    if all(isinstance(v[n], dict) for n in sysctl) and (numa == "auto" or isinstance(numa, bool)) and \
+            thp in ("", "always", "madvise", "never"):
+        return []
+    return ["system_tuning_sysctl_defaults, system_tuning_sysctl and system_tuning_sysctl_overrides must be dicts "
+            "(key: value), system_tuning_numa_balancing one of auto, true, false, system_tuning_thp one of always, "
+            "madvise, never or \"\" (leave); got numa_balancing=%s, thp=%s." % (numa, thp)]
+
+
 def _benchmark_extra(v):
     out = []
     if v["benchmark_client"] not in ("", "vllm", "script"):
@@ -106,10 +200,20 @@ def _benchmark_extra(v):
     return out + bench.phase_errors(v["benchmark_phases"], "benchmark_phases")
 
 
-def _vllm_install_sources(v):
+def _vllm_install_extra(v):
     mirrors = v["vllm_install_git_mirrors"]
     spec = {"vllm_install_git_mirrors": list(mirrors) + list(mirrors.values())} if isinstance(mirrors, dict) else {}
-    return value_checks.name_errors(spec, "source")
+    out = value_checks.name_errors(spec, "source")
+    poll, timeout = v["vllm_install_build_poll"], v["vllm_install_build_timeout"]
+    if not (isinstance(poll, int) and isinstance(timeout, int) and 1 <= poll <= timeout):
+        out.append("vllm_install_build_poll=%s, vllm_install_build_timeout=%s: the poll must be at least 1 second and "
+                   "the timeout at least one poll." % (poll, timeout))
+    # an offline CUTLASS becomes a repository tagged as the profile's build clones it (vllm.build_clones)
+    if v["vllm_install_cutlass_src"] and "cutlass" not in (v.get("profile_build_clones") or {}):
+        out.append("vllm_install_cutlass_src=%s: stack profile %s names no CUTLASS clone for its source build "
+                   "(vllm.build_clones), so the role cannot tag it; leave it empty and set vllm_install_git_mirrors "
+                   "instead." % (v["vllm_install_cutlass_src"], v.get("profile_name")))
+    return out
 
 
 def _stack_extra(v):
@@ -146,7 +250,8 @@ TABLES = {
                             "vllm_service_venv"],
                   "optional": ["vllm_service_model_path", "vllm_service_venv"]},
         "extra": _vllm_service_extra,
-        "also": ["vllm_service_gpus", "vllm_service_env"],
+        "also": ["vllm_service_gpus", "vllm_service_env", "vllm_service_api_key", "vllm_service_hf_token",
+                 "vllm_service_allow_unauthenticated"],
     },
     "gateway": {
         "ranges": {"gateway_port": (1, 65535), "gateway_rate": (1, 100000), "gateway_burst": (0, 100000),
@@ -162,6 +267,36 @@ TABLES = {
                  "gateway_upstream_api_key"],
         # read by the role's validate beside its own: the inventory's groups, vllm_service's key ("" without it)
         "given": ["groups", "vllm_service_api_key"],
+    },
+    "model": {
+        "ranges": {"model_min_free_gib": (0, None), "model_download_poll": (1, None)},
+        "names": {"model_name": ("path_part", True), "model_hf_endpoint": ("source", True)},
+        "paths": {"names": ["model_store", "model_hf_cache", "model_python"], "optional": ["model_python"]},
+        "extra": _model_extra,
+        "also": ["model_hf_token", "model_repo", "model_revision", "model_source", "model_local_path"],
+        # read by the role's validate beside its own: the stack profile's model repo (model_repo's default)
+        "given": ["model_profile_repo"],
+    },
+    "quantize": {
+        "ranges": {"quantize_samples": (1, None), "quantize_seq_len": (1, None), "quantize_min_free_gib": (0, None),
+                   "quantize_timeout": (1, None), "quantize_poll": (1, None)},
+        "names": {"quantize_index_url": ("source", True), "quantize_find_links": ("source", False)},
+        "lists": {"quantize_find_links": False},
+        "paths": {"names": ["quantize_home", "quantize_output", "quantize_python"],
+                  "optional": ["quantize_output", "quantize_python"]},
+        "extra": _quantize_extra,
+        "also": ["quantize_group_size"],
+        # read by the role's validate beside its own: whether this host quantizes at all (state and profile)
+        "given": ["quantize_wanted"],
+    },
+    "gpu_tuning": {
+        "ranges": {"gpu_tuning_power_limit_w": (0, 2000)},
+        "names": {"gpu_tuning_gpus": ("path_part", False), "gpu_tuning_unit": ("unit", False)},
+        "lists": {"gpu_tuning_gpus": True},
+        "paths": {"names": ["gpu_tuning_state_file"]},
+        "extra": _gpu_tuning_extra,
+        # read by the role's validate beside its own: the clocks wanted, the profile's where the variable is empty
+        "given": ["gpu_tuning_graphics", "gpu_tuning_memory"],
     },
     "monitoring": {
         "ranges": {"monitoring_prometheus_port": (1024, 65535), "monitoring_node_exporter_port": (1024, 65535),
@@ -219,6 +354,9 @@ TABLES = {
         "paths": {"names": ["system_tuning_sysctl_file", "system_tuning_grub_dropin"],
                   "dropins": {"system_tuning_sysctl_file": ["/etc/sysctl.d"],
                               "system_tuning_grub_dropin": ["/etc/default/grub.d"]}},
+        "extra": _system_tuning_extra,
+        "also": ["system_tuning_sysctl_defaults", "system_tuning_sysctl", "system_tuning_sysctl_overrides",
+                 "system_tuning_numa_balancing", "system_tuning_thp"],
     },
     "vllm_install": {
         "ranges": {"vllm_install_build_min_free_gib": (0, None), "vllm_install_max_jobs": (0, None)},
@@ -232,8 +370,10 @@ TABLES = {
                             "vllm_install_cutlass_src"],
                   "read_only": ["vllm_install_cuda_home", "vllm_install_vllm_src", "vllm_install_flash_attn_src",
                                 "vllm_install_flash_attn_cutlass_src", "vllm_install_cutlass_src"]},
-        "extra": _vllm_install_sources,
-        "also": ["vllm_install_git_mirrors"],
+        "extra": _vllm_install_extra,
+        "also": ["vllm_install_git_mirrors", "vllm_install_build_poll", "vllm_install_build_timeout"],
+        # read by the role's validate beside its own: the stack profile's name and its build's clones
+        "given": ["profile_name", "profile_build_clones"],
     },
     "benchmark": {
         "ranges": {"benchmark_phase_timeout": (1, None), "benchmark_poll": (1, 3600)},

@@ -9,10 +9,15 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs
 ROOT = Path(__file__).resolve().parents[4]
 
 
+# What a user must give (no default can): the model's pinned commit; and what the validate hands in beside the
+# role's own variables.
+REQUIRED = {"model": {"model_revision": "0" * 40, "model_profile_repo": "Qwen/Qwen3-4B-Instruct-2507"}}
+
+
 def defaults(role):
     """The role's own defaults, with what the roles' vars would template filled in for the table's names."""
     values = yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {}
-    return {name: values.get(name, "") for name in role_inputs.names(role)}
+    return dict({name: values.get(name, "") for name in role_inputs.names(role)}, **REQUIRED.get(role, {}))
 
 
 @pytest.mark.parametrize("role", sorted(role_inputs.TABLES))
@@ -28,6 +33,49 @@ def test_every_name_the_table_reads_is_a_declared_variable_of_the_role(role):
 
 
 CASES = [
+    # system_tuning: the sysctl settings are mappings, numa_balancing and thp the words the role reads
+    ("system_tuning", {"system_tuning_thp": "sometimes"}, "got numa_balancing=auto, thp=sometimes"),
+    ("system_tuning", {"system_tuning_sysctl": ["vm.swappiness=10"]}, "must be dicts (key: value)"),
+    ("system_tuning", {"system_tuning_numa_balancing": "off"}, "got numa_balancing=off"),
+    ("system_tuning", {"system_tuning_numa_balancing": False, "system_tuning_thp": "never"}, None),
+    # gpu_tuning: clocks as gpu_clocks takes them, GPU indexes as a list of plain names
+    ("gpu_tuning", {"gpu_tuning_graphics": "2100,1000"}, "gpu_tuning_graphics_clocks=2100,1000 / gpu_tuning_memory"),
+    ("gpu_tuning", {"gpu_tuning_memory": "fast"}, "gpu_tuning_memory_clocks=fast / gpu_tuning_power_limit_w"),
+    ("gpu_tuning", {"gpu_tuning_graphics": "0"}, "in MHz above 0"),
+    ("gpu_tuning", {"gpu_tuning_graphics": "1000,2100", "gpu_tuning_memory": "9501"}, None),
+    ("gpu_tuning", {"gpu_tuning_gpus": "0,1"}, "gpu_tuning_gpus"),
+    ("gpu_tuning", {"gpu_tuning_gpus": ["0", "0"]}, "gpu_tuning_gpus"),
+    ("gpu_tuning", {"gpu_tuning_power_limit_w": 5000}, "gpu_tuning_power_limit_w=5000"),
+    # vllm_install: a build wait that counts its time; an offline CUTLASS only where the profile's build clones one
+    ("vllm_install", {"vllm_install_build_poll": 0}, "vllm_install_build_poll=0, vllm_install_build_timeout="),
+    ("vllm_install", {"vllm_install_build_poll": 60, "vllm_install_build_timeout": 30}, "the timeout at least one poll"),
+    ("vllm_install", {"vllm_install_cutlass_src": "/srv/src/cutlass", "profile_name": "current",
+                      "profile_build_clones": {}}, "stack profile current names no CUTLASS clone"),
+    ("vllm_install", {"vllm_install_cutlass_src": "/srv/src/cutlass", "profile_build_clones": {"cutlass": "v3.5.1"}},
+     None),
+    # quantize: a group size vLLM's AWQ kernels run, only where this host quantizes; pip's sources as a list
+    ("quantize", {"quantize_group_size": 256, "quantize_wanted": True}, "(256 is larger than the kernels tile)"),
+    ("quantize", {"quantize_group_size": 96, "quantize_wanted": True}, "quantize_group_size=96: vLLM's AWQ kernels"),
+    ("quantize", {"quantize_group_size": 256, "quantize_wanted": False}, None),
+    ("quantize", {"quantize_group_size": -1, "quantize_wanted": True}, None),
+    ("quantize", {"quantize_find_links": "https://mirror.lan/wheels"}, "quantize_find_links"),
+    ("quantize", {"quantize_samples": 0}, "quantize_samples=0 must be a number from 1 up"),
+    # vllm_service: secrets the quoted file carries as they are; no address beyond loopback without a key
+    ("vllm_service", {"vllm_service_hf_token": "hf_x\nVLLM_ARGS=--port 1"}, "vllm_service_hf_token holds a newline"),
+    ("vllm_service", {"vllm_service_host": "0.0.0.0"}, "vllm_service_host=0.0.0.0 is not a loopback address"),
+    ("vllm_service", {"vllm_service_host": "localhost"}, "vllm_service_host=localhost is not a loopback address"),
+    ("vllm_service", {"vllm_service_host": "0.0.0.0", "vllm_service_allow_unauthenticated": True}, None),
+    ("vllm_service", {"vllm_service_host": "::", "vllm_service_api_key": "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}, None),
+    ("vllm_service", {"vllm_service_host": "::1"}, None),
+    # the model: a pinned hub download, a local folder by its absolute path, a token of one plain word
+    ("model", {"model_revision": "main"}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=main: a hub download"),
+    ("model", {"model_repo": "not a repo"}, "model_repo=not a repo / model_revision=" + "0" * 40),
+    ("model", {"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny: model_source"),
+    ("model", {"model_source": "local", "model_local_path": "/srv/models/tiny", "model_revision": ""}, None),
+    ("model", {"model_hf_token": "hf_abc def"}, "model_hf_token holds whitespace"),
+    ("model", {"model_hf_token": "hf_abc\\"}, "model_hf_token holds whitespace"),
+    ("model", {"model_hf_token": "hf_TokenOfOneWord0123"}, None),
+    ("model", {"model_download_poll": 0}, "model_download_poll"),
     # the gateway's fleet group against the inventory's groups, and its clients (never their keys)
     ("gateway", {"gateway_backends_group": "gpu_boxes", "groups": {"all": ["a"], "vllm_hosts": ["a"]}},
      "gateway_backends_group: 'gpu_boxes' is no group of the inventory (groups: vllm_hosts)"),
