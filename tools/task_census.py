@@ -1,5 +1,6 @@
 """Count what issue #41 measures, the same way every time: tasks in roles/*/tasks, roles/*/handlers and playbooks/
-(blocks unrolled), how many are set_fact/assert/debug/fail, and string values holding Jinja that span 5+ lines.
+(blocks unrolled), how many are set_fact/assert/debug/fail, string values holding Jinja that span 5+ lines, and
+`tasks_from:` into an entry point the target role's meta/argument_specs.yml does not declare.
 
 usage: .venv/bin/python tools/task_census.py [ROOT]"""
 import sys
@@ -49,6 +50,24 @@ def tasks(root):
                 yield from unrolled(play.get(key))
 
 
+def undeclared_entries(root, found):
+    """include_role/import_role with tasks_from into an entry point its role does not declare."""
+    out = []
+    for task in found:
+        call = task.get("ansible.builtin.include_role") or task.get("ansible.builtin.import_role") or {}
+        if not isinstance(call, dict) or "tasks_from" not in call:
+            continue
+        name = str(call.get("name", ""))
+        # a role named by a loop variable ("llmhost.vllm.{{ __llmhost_role }}") is each role of the loop
+        roles = task.get("loop") if "{{" in name and isinstance(task.get("loop"), list) else [name]
+        for role in (str(r).rsplit(".", 1)[-1] for r in roles):
+            spec = root / "roles" / role / "meta" / "argument_specs.yml"
+            declared = (yaml.safe_load(spec.read_text()) or {}).get("argument_specs", {}) if spec.exists() else {}
+            if str(call["tasks_from"]).replace(".yml", "") not in declared:
+                out.append("%s:%s" % (role, call["tasks_from"]))
+    return out
+
+
 def main(argv):
     root = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parents[1])
     found = list(tasks(root))
@@ -58,6 +77,7 @@ def main(argv):
     print("set_fact/assert/debug/fail: %d (%.1f%%)" % (len(plain), 100.0 * len(plain) / max(len(found), 1)))
     print("Jinja values of 5+ lines: %d (longest %d lines)"
           % (len(long_values), max([s.strip().count("\n") + 1 for s in long_values] or [0])))
+    print("tasks_from into an undeclared entry point: %d" % len(undeclared_entries(root, found)))
 
 
 if __name__ == "__main__":

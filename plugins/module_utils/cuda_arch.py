@@ -84,3 +84,35 @@ def errors(arch_list, listing, ptx_listing="", strict=True):
     if ptx - found_ptx:
         out.append("lacks the PTX of %s (+PTX in TORCH_CUDA_ARCH_LIST)" % ", ".join(sorted(ptx - found_ptx)))
     return out
+
+
+# vLLM's own extensions, built for exactly TORCH_CUDA_ARCH_LIST; the others have an arch policy of their own.
+OWN_EXTENSION = re.compile(r"_(moe_)?C[.]")
+
+
+def install_errors(v):
+    """What vllm_install's verify refuses: a venv without the profile's vLLM (``version``: rc, stdout, stderr of the
+    venv's answer; ``expected``; not refused under --check when the venv is not there yet) and, for a source build,
+    one _C extension, cuobjdump to read it (``cuobjdump``: executable, under ``cuda_home``), and each extension
+    (``listings``: the listing command's results: ``item`` the path, ``stdout`` and ``stderr`` cuobjdump's output)
+    built for ``arch_list``."""
+    version = v["version"]
+    if version["rc"] != 0 and v["check_mode"]:
+        return []
+    found = (version.get("stdout") or "").strip()
+    if found != v["expected"]:
+        return ["%s holds vLLM %s (%s), not the profile's %s."
+                % (v["venv"], found or "none", (version.get("stderr") or "").strip()[:300], v["expected"])]
+    if v["method"] != "source":
+        return []
+    own = [p for p in v["files"] if re.search(r"/vllm/_C[.]", p)]
+    if len(own) != 1 or not v["cuobjdump"]:
+        return ["%s has %d vllm/_C extension(s), and %s/bin/cuobjdump %s: the source build cannot be checked."
+                % (v["venv"], len(own), v["cuda_home"],
+                   "is there" if v["cuobjdump"] else "is missing (vllm_install_cuda_home)")]
+    out = []
+    for result in sorted(v["listings"], key=lambda r: r["item"]):
+        path, listing = result["item"], "\n".join([result.get("stdout") or "", result.get("stderr") or ""])
+        found_errors = errors(v["arch_list"], listing, strict=bool(OWN_EXTENSION.match(path.rsplit("/", 1)[-1])))
+        out += ["%s %s" % (path, "; ".join(found_errors))] if found_errors else []
+    return out

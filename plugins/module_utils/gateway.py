@@ -158,3 +158,22 @@ def fleet_errors(remote, members, served, key, upstream_key_given):
         out.append("the hosts hold different vllm_service_api_key values (not shown): give them one key, or set "
                    "gateway_upstream_api_key to a key they all accept")
     return out
+
+
+def upstream_errors(v):
+    """Why this host's gateway has no upstream it can front; empty when it has. ``v``: ``wanted`` (a gateway here),
+    ``check_mode``, ``group`` (gateway_backends_group), ``missing`` (hosts of the group, or this host, without a
+    serving plan in this run), and fleet_errors' arguments (``remote``, ``members``, ``served``, ``key``,
+    ``upstream_key_given``). Under --check a fresh host has no plan yet, and other hosts' endpoints are not known."""
+    if not v["wanted"] or v["check_mode"]:
+        return []
+    where = " (gateway_backends_group=%s)" % v["group"] if v["group"] else ""
+    if v["missing"]:
+        return ["gateway: vllm_service made no serving plan on %s in this run, so there is no replica there to put "
+                "behind the gateway%s: converge vllm_service first (the site playbook runs it before the gateway), "
+                "and keep every host of the group in the run (--limit leaves hosts out)."
+                % (", ".join(v["missing"]), where)]
+    if not v["group"]:
+        return []
+    found = fleet_errors(v["remote"], v["members"], v["served"], v["key"], v["upstream_key_given"])
+    return ["gateway_backends_group=%s: %s" % (v["group"], "; ".join(found))] if found else []

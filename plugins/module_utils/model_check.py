@@ -158,3 +158,32 @@ def foreign_folders(seen, dest):
     if there(dest + ".previous") and not read(dest + ".previous/" + MANIFEST):
         out.append(dest + ".previous exists")
     return out
+
+
+def _source_of(seen, path):
+    entry = seen.get(path) or {}
+    return json.loads(entry["content"]).get("source") if "content" in entry else None
+
+
+def local_source_errors(seen, local_path):
+    """The folder copied is the one named, a real folder holding config.json: links are not followed."""
+    if (local_path.startswith("/") and (seen.get(local_path) or {}).get("type") == "directory"
+            and (seen.get(local_path + "/config.json") or {}).get("type") == "file"):
+        return []
+    return ["model_local_path=%s is not a real folder holding config.json (links are not followed); give the "
+            "absolute path of a model folder." % local_path]
+
+
+def swap_plan(seen, dest, origin, keep_previous, local_path=None):
+    """What the model role does with ``dest`` (path_info's answer in ``seen``): ``errors`` (a local source that is not
+    a model folder; folders there that are not the collection's, which it must neither replace nor remove),
+    ``fetch`` (another model wanted), ``restore`` (the one wanted is the one kept from before: renames, no download).
+    ``origin`` is the source the manifests record (repo@revision, or the local folder)."""
+    errors = local_source_errors(seen, local_path) if local_path is not None else []
+    foreign = foreign_folders(seen, dest)
+    if foreign:
+        errors.append("%s without %s, so not a model this collection put there; nothing replaces or removes it. Move "
+                      "it away, or set model_name or model_store to another folder." % (" and ".join(foreign), MANIFEST))
+    elsewhere = _source_of(seen, dest + "/" + MANIFEST) != origin
+    back = bool(keep_previous) and _source_of(seen, dest + ".previous/" + MANIFEST) == origin
+    return {"errors": errors, "fetch": elsewhere and not back, "restore": elsewhere and back}

@@ -17,16 +17,15 @@ call; what each variable becomes decides its check, through the shared checks of
 
 from __future__ import annotations
 
+import json
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, value_checks
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, serving_plan, value_checks
 
 # A value an environment file carries as one plain double-quoted value.
 SAFE_ENV_VALUE = re.compile(r"[^\n\"'\\$`]*\Z")
 # A duration as Prometheus reads it on its command line and in its configuration.
 DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h|d|w|y)\Z")
-# One argument of the unit's command line: systemd splits VLLM_ARGS at whitespace and would expand $.
-SAFE_ARG = re.compile(r"[^\s\"'\\$`]+\Z")
 # Set by the serving plan (per replica) or by the unit, or the secrets' own: vllm_service_env may not override them.
 VLLM_OWNED_ENV = ["CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "VLLM_ARGS", "VLLM_CACHE_ROOT",
                   "HF_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE",
@@ -47,7 +46,7 @@ def _vllm_env_owned(env):
 def _vllm_service_extra(v):
     out = []
     args = v["vllm_service_extra_args"]
-    unsafe = [str(a) for a in args if not SAFE_ARG.match(str(a))] if isinstance(args, list) else []
+    unsafe = [str(a) for a in args if not serving_plan.UNIT_ARG.match(str(a))] if isinstance(args, list) else []
     if unsafe:
         out.append("vllm_service_extra_args: arguments with spaces, quotes, $ or backslashes cannot be passed safely "
                    "through the unit: %s" % unsafe)
@@ -200,10 +199,25 @@ def _benchmark_extra(v):
     return out + bench.phase_errors(v["benchmark_phases"], "benchmark_phases")
 
 
+def _vllm_install_choice_errors(v):
+    """The method settled (the role's, else the profile's) is one the role has; an arch list given is
+    TORCH_CUDA_ARCH_LIST's form (``arch_list_pattern``, the role's vars), as it lands in the build's environment."""
+    out = []
+    if v["method"] not in v["methods"]:
+        out.append("vllm_install_method=%s; choose one of %s." % (v["method"], ", ".join(v["methods"])))
+    arch = v["vllm_install_arch_list"]
+    if arch and not (isinstance(arch, str) and re.match(v["arch_list_pattern"], arch)):
+        out.append("vllm_install_arch_list=%s: give the GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST, "
+                   ";-separated (like 8.9 for an RTX 4090, 9.0 for H100/H200, 8.9+PTX), or leave it empty for the "
+                   "GPUs found on the host." % json.dumps(arch))
+    return out
+
+
 def _vllm_install_extra(v):
+    out = _vllm_install_choice_errors(v)
     mirrors = v["vllm_install_git_mirrors"]
     spec = {"vllm_install_git_mirrors": list(mirrors) + list(mirrors.values())} if isinstance(mirrors, dict) else {}
-    out = value_checks.name_errors(spec, "source")
+    out += value_checks.name_errors(spec, "source")
     poll, timeout = v["vllm_install_build_poll"], v["vllm_install_build_timeout"]
     if not (isinstance(poll, int) and isinstance(timeout, int) and 1 <= poll <= timeout):
         out.append("vllm_install_build_poll=%s, vllm_install_build_timeout=%s: the poll must be at least 1 second and "
@@ -216,11 +230,42 @@ def _vllm_install_extra(v):
     return out
 
 
+def _stack_choice_errors(v):
+    """A profile that exists, and overrides that are a dict (their keys are checked against the profile once read)."""
+    out = []
+    if v["llmhost_stack"] not in v["known_profiles"]:
+        out.append("llmhost_stack=%s is not a stack profile; choose one of %s."
+                   % (v["llmhost_stack"], ", ".join(v["known_profiles"])))
+    if not isinstance(v["llmhost_stack_overrides"], dict):
+        out.append("llmhost_stack_overrides must be a dict of profile keys to override, got %s."
+                   % type(v["llmhost_stack_overrides"]).__name__)
+    return out
+
+
+def _stack_key_errors(v):
+    """apt trusts the repository because of its key: a key fetched over plain http:// is whatever the network hands
+    out. The repository itself may be plain http (apt checks its signature) when the key comes over https://, from a
+    file, or inline."""
+    key_url, repo = v["llmhost_stack_nvidia_repo_key_url"], v["llmhost_stack_nvidia_repo_url"]
+    if v["llmhost_stack_nvidia_repo_key"] or not isinstance(key_url, str) or not isinstance(repo, str):
+        return []
+    source = key_url or (repo.rstrip("/") + "/" + v["key_name"] if repo else "")
+    if not re.match(r"(?i)http://", source):
+        return []
+    named = ("llmhost_stack_nvidia_repo_key_url" if key_url
+             else "llmhost_stack_nvidia_repo_url, whose <url>/%s is the key" % v["key_name"])
+    return ["The NVIDIA repository's signing key would be fetched over plain http:// from %s (%s), and apt would trust "
+            "whatever the network serves there. Set llmhost_stack_nvidia_repo_key_url to an https:// or file:// URL, "
+            "or llmhost_stack_nvidia_repo_key to the armored key itself." % (source, named)]
+
+
 def _stack_extra(v):
     """An apt source is a URL: an absolute path, which pip and git would take, is not one for apt."""
-    return ["%s is not an http://, https:// or file:// URL; an apt source needs one" % n
+    out = _stack_choice_errors(v)
+    out += ["%s is not an http://, https:// or file:// URL; an apt source needs one" % n
             for n in ("llmhost_stack_nvidia_repo_url", "llmhost_stack_nvidia_repo_key_url")
             if isinstance(v[n], str) and v[n] and not re.match(r"(?i)(https?|file)://", v[n])]
+    return out + _stack_key_errors(v)
 
 
 def override_errors(overrides, profile):
@@ -371,9 +416,11 @@ TABLES = {
                   "read_only": ["vllm_install_cuda_home", "vllm_install_vllm_src", "vllm_install_flash_attn_src",
                                 "vllm_install_flash_attn_cutlass_src", "vllm_install_cutlass_src"]},
         "extra": _vllm_install_extra,
-        "also": ["vllm_install_git_mirrors", "vllm_install_build_poll", "vllm_install_build_timeout"],
-        # read by the role's validate beside its own: the stack profile's name and its build's clones
-        "given": ["profile_name", "profile_build_clones"],
+        "also": ["vllm_install_git_mirrors", "vllm_install_build_poll", "vllm_install_build_timeout",
+                 "vllm_install_arch_list"],
+        # read by the role's validate beside its own: the stack profile's name and its build's clones, the method
+        # settled and the role's methods, the arch list's form
+        "given": ["profile_name", "profile_build_clones", "method", "methods", "arch_list_pattern"],
     },
     "benchmark": {
         "ranges": {"benchmark_phase_timeout": (1, None), "benchmark_poll": (1, 3600)},
@@ -387,6 +434,8 @@ TABLES = {
                   "dropins": {"llmhost_stack_nvidia_repo_sources_file": ["/etc/apt/sources.list.d"],
                               "llmhost_stack_nvidia_repo_keyring": ["/etc/apt/keyrings", "/usr/share/keyrings"]}},
         "extra": _stack_extra,
+        "also": ["llmhost_stack", "llmhost_stack_overrides", "llmhost_stack_nvidia_repo_key"],
+        "given": ["known_profiles", "key_name"],
     },
     "doctor": {
         "ranges": {"doctor_bandwidth_size_mib": (1, 4096), "doctor_bandwidth_seconds": (10, 3600),

@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
 
 GIB = 1024 ** 3
@@ -156,7 +158,25 @@ def make_plan(gpus, p2p, config, wishes, table):
     choose_numa(plan)
     replicas = build_replicas(plan, p2p)
     add_extra_args(plan, replicas)
+    check_unit_lines(plan, replicas)
     return _result(plan, replicas)
+
+
+# One argument of the unit's command line: systemd splits VLLM_ARGS at whitespace and would expand $.
+UNIT_ARG = re.compile(r"[^\s\"'\\$`]+\Z")
+
+
+def check_unit_lines(plan, replicas):
+    """Last step: every replica on a port that exists, and every argument one the unit carries as it is."""
+    last = max(r["port"] for r in replicas) if replicas else 0
+    if last > 65535:
+        raise PlanError("vllm_service_base_port=%s with %d replica(s) puts the last one on port %d; ports go up to "
+                        "65535. Choose a lower vllm_service_base_port." % (plan.w["base_port"], len(replicas), last))
+    args = [str(a) for a in [plan.model_path] + [o for r in replicas for o in r["options"]]]
+    unsafe = [a for i, a in enumerate(args) if not UNIT_ARG.match(a) and a not in args[:i]]
+    if unsafe:
+        raise PlanError("vllm_service_model_path / vllm_service_served_model_name / vllm_service_extra_args: arguments "
+                        "with spaces, quotes, $ or backslashes cannot be passed safely through the unit: %s" % unsafe)
 
 
 def select_gpus(plan, gpus):

@@ -51,3 +51,49 @@ def offer_errors(thp, cmdline, governor, profile, numa):
         out.append("system_tuning_platform_profile=%s is not one of this firmware's choices %s."
                    % (profile, ", ".join(firmware.get("choices", []))))
     return out
+
+
+SYSCTL_KEY = re.compile(r"[a-z0-9_]+(\.[A-Za-z0-9_-]+)+\Z")
+SYSCTL_VALUE = re.compile(r"-?[0-9]+([ \t]+-?[0-9]+)*\Z")
+
+
+def sysctl_settings(layers, numa):
+    """The sysctl settings asked for: ``layers`` (defaults, the user's, overrides) merged in order, a None value
+    dropping the key; kernel.numa_balancing as ``numa`` (numa.balancing's value, reason) decides. Returns the settings
+    and each value as the kernel prints it (whitespace runs as one space), for comparison with its own."""
+    merged = {}
+    for layer in layers:
+        merged.update(layer or {})
+    settings = {k: v for k, v in merged.items() if v is not None}
+    if numa[0] is not None:
+        settings["kernel.numa_balancing"] = numa[0]
+    want = {k: " ".join(str(v).split()) for k, v in settings.items()}
+    return {"sysctl": settings, "want": want, "numa_balancing_reason": numa[1]}
+
+
+def sysctl_errors(settings, on_host):
+    """Keys that are not dotted names, values that are not integers, and keys this kernel does not have (not in
+    ``on_host``, the keys found under /proc/sys)."""
+    bad = ["%s=%s" % (k, v) for k, v in settings.items()
+           if not SYSCTL_KEY.match(str(k)) or not SYSCTL_VALUE.match(str(v))]
+    out = []
+    if bad:
+        out.append("sysctl %s (from system_tuning_sysctl_defaults / system_tuning_sysctl / system_tuning_sysctl_"
+                   "overrides): keys are dotted names like vm.swappiness, values are integers or space-separated "
+                   "integers." % ", ".join(bad))
+    unknown = [k for k in settings if k not in on_host and SYSCTL_KEY.match(str(k))]
+    if unknown:
+        out.append("unknown sysctl key(s) %s (set in system_tuning_sysctl_defaults, system_tuning_sysctl or "
+                   "system_tuning_sysctl_overrides): no such file under /proc/sys on this kernel." % ", ".join(unknown))
+    return out
+
+
+def host_errors(v):
+    """Everything system_tuning refuses once it has read the host: the sysctl settings against /proc/sys
+    (``sysctl``, ``on_host``), the kernel command line (``cmdline``, ``known``, ``fake``), and the wishes against
+    what the host offers (``thp``, ``governor``, ``platform_profile``, ``numa``)."""
+    out = sysctl_errors(v["sysctl"], set(v["on_host"]))
+    cmdline = cmdline_errors(v["cmdline"], set(v["known"]), v["fake"])
+    if cmdline:
+        out.append("system_tuning_kernel_cmdline is refused: %s" % " ".join(cmdline))
+    return out + offer_errors(v["thp"], v["cmdline"], v["governor"], v["platform_profile"], v["numa"])

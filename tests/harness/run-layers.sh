@@ -12,7 +12,7 @@
 # Timing never fails the run: a layer over its budget is marked OVER BUDGET in the table.
 # Environment: LLMHOST_LAYERS (default: all five), LLMHOST_ALLOW_SKIP, LLMHOST_SERIAL=1 (one lane),
 # LLMHOST_LANE_B_NICE (lane B's niceness, default 10);
-# for the harness's own tests (tests/unit/test_harness.py): LLMHOST_HARNESS_STUBS=DIR runs DIR/<layer>
+# for the harness's own tests (tests/integration/test_harness.py): LLMHOST_HARNESS_STUBS=DIR runs DIR/<layer>
 # instead of each layer and skips setup, LLMHOST_BUDGET_<layer, '-' as '_'>=SECONDS sets a budget.
 set -uo pipefail
 # shellcheck source=env.sh

@@ -297,3 +297,58 @@ def test_no_jinja_programs_in_task_files():
     found = ["%s:%d" % (path.relative_to(ROOT), n) for path in _yaml_files()
              for n, line in enumerate(path.read_text().splitlines(), 1) if program.search(line)]
     assert not found, found
+
+
+# What the stack profile role publishes besides the profile itself, by the word a role's include names it with.
+PROFILE_EXTRAS = {"python": "llmhost_stack_python", "locks": "llmhost_stack_locks_dir",
+                  "nvidia_repo": "llmhost_stack_nvidia_repo"}
+READS_ALL = "to set all of it against the host"
+
+
+def unrolled(tasks):
+    """Every task of a task list, the tasks of its blocks in their place."""
+    for task in tasks:
+        if isinstance(task, dict) and any(k in task for k in ("block", "rescue", "always")):
+            for key in ("block", "rescue", "always"):
+                yield from unrolled(task.get(key) or [])
+        elif isinstance(task, dict):
+            yield task
+
+
+def profile_reads(role):
+    """The profile's keys (and PROFILE_EXTRAS' words) the role's own files read."""
+    text = "".join(p.read_text() for p in sorted(role.rglob("*")) if p.is_file() and p.suffix in (".yml", ".j2"))
+    reads = set(re.findall(r"llmhost_stack_profile\.([a-z_]+)", text))
+    return sorted(reads | {w for w, name in PROFILE_EXTRAS.items() if re.search(r"\b%s\b" % name, text)})
+
+
+def profile_includes(role):
+    """The names of the role's tasks that load the stack profile."""
+    found = []
+    for path in sorted((role / "tasks").glob("*.yml")):
+        for task in unrolled(yaml.safe_load(path.read_text()) or []):
+            if (task.get("ansible.builtin.include_role") or {}).get("name") == "llmhost.vllm.llmhost_stack":
+                found.append("%s: %s" % (path.name, task.get("name", "")))
+    return found
+
+
+@pytest.mark.parametrize("role", [r for r in ROLES if r.name != "llmhost_stack"], ids=lambda p: p.name)
+def test_a_role_loads_the_stack_profile_only_where_it_reads_it_and_says_what(role):
+    """Each include is named 'Load the stack profile for its <what>', <what> being exactly what the role reads of it
+    (or 'to set all of it against the host'); a role that reads nothing of it does not load it."""
+    reads, includes = profile_reads(role), profile_includes(role)
+    if not reads:
+        assert all(i.endswith(READS_ALL) for i in includes), "%s reads nothing of the stack profile" % role.name
+    for include in includes:
+        said = re.fullmatch(r"[a-z_]+\.yml: Load the stack profile (for its (.+)|%s)" % READS_ALL, include)
+        assert said, "%s: say what the role reads of the profile, as 'Load the stack profile for its ...'" % include
+        assert said.group(1) == READS_ALL or said.group(2).split(", ") == reads, (include, reads)
+
+
+def test_the_profile_check_sees_an_include_that_says_nothing(tmp_path):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "main.yml").write_text(
+        "- name: Load the stack profile\n  ansible.builtin.include_role:\n    name: llmhost.vllm.llmhost_stack\n"
+        "- ansible.builtin.debug:\n    msg: \"{{ llmhost_stack_profile.vllm.version }} {{ llmhost_stack_python }}\"\n")
+    assert profile_reads(tmp_path) == ["python", "vllm"]
+    assert profile_includes(tmp_path) == ["main.yml: Load the stack profile"]

@@ -9,7 +9,7 @@ its checks leaves the model in place untouched; a folder without the collection'
 and kept; the worker the role sent, killed half-way through a throttled download, continues where it
 stopped, and a second one started on the same folder meanwhile is refused. The second run without
 the hub is in test_vllm_service_rerun.py (`--tags model` with the hub unreachable); bytes that do not
-match the hub's sha256 are a unit test with the same client (tests/unit/test_model_fetch.py).
+match the hub's sha256 are an integration test with the same client (tests/integration/test_model_fetch.py).
 Container scenario only."""
 import json
 import os

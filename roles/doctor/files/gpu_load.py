@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """llmhost.vllm doctor, opt-in checks under load, bounded in time: `bandwidth` and `burnin`.
 
-playbooks/doctor.yml copies this one file to the host (ansible.builtin.script), runs it with the vLLM venv's Python
-(its torch and nvidia-ml-py) and reads the one JSON object it prints. It reports numbers;
+The doctor role copies this one file into a private folder on the host, runs it by path with the vLLM venv's Python
+(its torch and nvidia-ml-py; the all-reduce's processes re-import it from the file) and reads the one JSON object it
+prints, then removes the folder. It reports numbers;
 plugins/module_utils/doctor_load.py judges them.
 
 bandwidth: how fast data really moves over each GPU's link, and between the GPUs.

@@ -2,9 +2,11 @@
 replacement purges, and what the same apt transaction moves to the pinned version instead."""
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ansible_collections.llmhost.vllm.plugins.filter.apt_unpinned import apt_unpinned
+from ansible_collections.llmhost.vllm.plugins.module_utils import apt_pins
 from ansible_collections.llmhost.vllm.plugins.module_utils.apt_pins import covers
 
 VARS = Path(__file__).resolve().parents[4] / "roles" / "llmhost_stack" / "vars"
@@ -48,3 +50,25 @@ def test_the_repositorys_versions_are_read_and_said_in_order():
     assert found == {"nvidia-driver-cuda": ["580.172.08-1", "580.159.04-1"], "nvidia-kernel-open-dkms": ["580.172.08-1"]}
     assert repo_offers(["nvidia-driver-cuda", "cuda-toolkit-13-0"], found) == (
         "nvidia-driver-cuda 580.172.08-1, 580.159.04-1; cuda-toolkit-13-0 nothing;")
+
+
+REPO = {"url": "", "default_url": "https://developer.download.nvidia.com/compute/cuda/repos/{dist}/x86_64/",
+        "dists": {"Ubuntu": {"22.04": "ubuntu2204"}}, "key_url": "", "key_name": "3bf863cc.pub", "profile": "seed"}
+JAMMY = {"distribution": "Ubuntu", "distribution_version": "22.04", "distribution_major_version": "22"}
+BOOKWORM = {"distribution": "Debian", "distribution_version": "12.8", "distribution_major_version": "12"}
+
+
+@pytest.mark.parametrize("change,host,url,key,words", [
+    ({}, JAMMY, "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/",
+     "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/3bf863cc.pub", None),
+    ({}, BOOKWORM, "", "", "stack profile seed has no NVIDIA repository for Debian 12.8 (its nvidia_driver.repo_dist "
+                           "lists Ubuntu)"),
+    ({"url": "http://m.lan/cuda//"}, BOOKWORM, "http://m.lan/cuda/", "http://m.lan/cuda/3bf863cc.pub", None),
+    ({"url": "file:///srv/cuda", "key_url": "https://m.lan/k.pub"}, JAMMY, "file:///srv/cuda/", "https://m.lan/k.pub",
+     None),
+    ({"url": "/srv/cuda"}, JAMMY, "/srv/cuda/", "/srv/cuda/3bf863cc.pub", "both must be http://, https:// or file://"),
+])
+def test_nvidias_repository_is_the_profiles_flavour_or_the_mirror(change, host, url, key, words):
+    got = apt_pins.nvidia_repo(dict(REPO, **change), host)
+    assert (got["url"], got["key_source"]) == (url, key)
+    assert (got["errors"] == []) if words is None else (len(got["errors"]) == 1 and words in got["errors"][0]), got

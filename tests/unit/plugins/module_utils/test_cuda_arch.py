@@ -62,3 +62,31 @@ def test_a_file_without_device_code_passes_only_when_not_strict():
     assert cuda_arch_errors(CORE, "8.9", strict=False) == []
     assert "no CUDA code" in cuda_arch_errors(CORE, "8.9")[0]
     assert cuda_arch_errors("PTX file    1: x.1.sm_80.ptx", "8.9", strict=False) == []  # PTX is JIT-compiled
+
+
+SITE = "/opt/llmhost/vllm/venv/lib/python3.10/site-packages/vllm/"
+PYPI = [{"item": SITE + "_C.abi3.so", "stdout": ELF, "stderr": PTX},
+        {"item": SITE + "vllm_flash_attn/vllm_flash_attn_c.abi3.so", "stdout": FLASH, "stderr": ""}]
+INSTALLED = {"version": {"rc": 0, "stdout": "0.6.3\n", "stderr": ""}, "expected": "0.6.3", "check_mode": False,
+             "venv": "/opt/llmhost/vllm/venv", "method": "source", "files": [r["item"] for r in PYPI],
+             "cuobjdump": True, "cuda_home": "/usr/local/cuda", "listings": PYPI, "arch_list": "7.0;7.5;8.0;8.6;8.9;9.0;9.0a"}
+
+
+def installed(**change):
+    return cuda_arch.install_errors(dict(INSTALLED, **change))
+
+
+def test_the_verify_takes_pypis_wheel_for_its_own_arch_list_and_refuses_it_for_a_4090():
+    assert installed(listings=PYPI[:1]) == []  # flash-attention holds no sm_70, sm_75 code
+    got = installed(arch_list="8.9")
+    assert len(got) == 1 and got[0].startswith(SITE + "_C.abi3.so ") and "sm_90" in got[0]
+    assert installed(arch_list="8.9", method="wheel") == []
+
+
+def test_the_verify_refuses_another_vllm_and_an_uncheckable_build():
+    assert installed(version={"rc": 0, "stdout": "0.7.0", "stderr": ""})[0] == (
+        "/opt/llmhost/vllm/venv holds vLLM 0.7.0 (), not the profile's 0.6.3.")
+    assert "holds vLLM none (No module" in installed(version={"rc": 1, "stdout": "", "stderr": "No module named x"})[0]
+    assert installed(version={"rc": 1, "stdout": "", "stderr": ""}, check_mode=True) == []
+    assert "has 0 vllm/_C extension(s)" in installed(files=[])[0]
+    assert "/usr/local/cuda/bin/cuobjdump is missing (vllm_install_cuda_home)" in installed(cuobjdump=False)[0]

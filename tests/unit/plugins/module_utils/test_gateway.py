@@ -149,3 +149,26 @@ def test_a_fleet_is_one_upstream_only_when_every_host_can_join_it(remote, served
     got = fleet_errors(remote, ["a", "b"], served, "k", upstream_given)
     assert len(got) == len(words) and all(w in g for w, g in zip(words, got)), got
     assert not any("other" in g for g in got), "a key is quoted"
+
+
+LOOPBACK_B = [{"inventory_hostname": "b", "vllm_service_network_endpoints": [], "vllm_service_api_key": "k"}]
+UPSTREAM = {"wanted": True, "check_mode": False, "group": "", "missing": [], "remote": [], "members": ["a"],
+            "served": ["qwen"], "key": "k", "upstream_key_given": False}
+
+
+@pytest.mark.parametrize("change,words", [
+    ({}, []),
+    ({"missing": ["a"]}, ["gateway: vllm_service made no serving plan on a in this run"]),
+    ({"missing": ["a"], "wanted": False}, []),
+    ({"missing": ["a"], "check_mode": True}, []),
+    ({"group": "llm", "missing": ["b"], "members": ["a", "b"]},
+     ["no serving plan on b in this run, so there is no replica there to put behind the gateway "
+      "(gateway_backends_group=llm)"]),
+    ({"group": "llm", "members": ["a", "b"], "remote": LOOPBACK_B, "served": ["qwen", "qwen"]},
+     ["gateway_backends_group=llm: host b's replicas listen on loopback only"]),
+    ({"group": "llm", "members": ["a", "b"], "remote": LOOPBACK_B, "served": ["qwen", "qwen"], "check_mode": True}, []),
+])
+def test_a_gateway_needs_a_plan_behind_it_and_one_upstream_for_its_group(change, words):
+    from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import upstream_errors
+    got = upstream_errors(dict(UPSTREAM, **change))
+    assert len(got) == len(words) and all(w in g for w, g in zip(words, got)), got

@@ -1,64 +1,8 @@
-"""model_check on the harness's tiny Qwen model (tests/harness/tiny_qwen.py, made in a temp folder)."""
-import json
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
+"""model_check's decisions on folders as path_info reports them (the checks of a real model folder:
+tests/integration/test_model_check_tiny_qwen.py)."""
 import pytest
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import model_check
-
-ROOT = Path(__file__).resolve().parents[4]
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("m") / "tiny-qwen"
-    subprocess.run([sys.executable, str(ROOT / "tests" / "harness" / "tiny_qwen.py"), str(out)], check=True,
-                   capture_output=True)
-    return out
-
-
-def test_a_qwen_folder_passes(tiny):
-    info = model_check.check(str(tiny), ["Qwen2ForCausalLM"])
-    assert info["errors"] == []
-    assert info["architecture"] == "Qwen2ForCausalLM"
-    assert info["tokens"] == {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
-    assert info["chat_template"] is True and info["weights"] == ["model.safetensors"]
-
-
-def test_wrong_architecture_tokens_and_template_are_named(tiny, tmp_path):
-    bad = tmp_path / "bad"
-    shutil.copytree(tiny, bad)
-    cfg = json.loads((bad / "tokenizer_config.json").read_text())
-    cfg["chat_template"] = "{{ messages }}"
-    (bad / "tokenizer_config.json").write_text(json.dumps(cfg))
-    tok = json.loads((bad / "tokenizer.json").read_text())
-    tok["added_tokens"][2]["id"] = 151646
-    (bad / "tokenizer.json").write_text(json.dumps(tok))
-    errors = model_check.check(str(bad), ["Qwen3ForCausalLM"])["errors"]
-    assert "architecture Qwen2ForCausalLM is not one of Qwen3ForCausalLM" in errors
-    assert "special token <|im_end|> has id 151646, Qwen's is 151645" in errors
-    assert any("not Qwen's ChatML" in e for e in errors)
-
-
-def test_manifest_catches_a_changed_added_or_missing_file(tiny, tmp_path):
-    copy = tmp_path / "copy"
-    shutil.copytree(tiny, copy)
-    recorded = model_check.manifest(str(copy))
-    assert set(recorded) == {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
-                             "tokenizer_config.json"}
-    assert model_check.compare_manifest(recorded, model_check.manifest(str(copy))) == []
-    (copy / "tokenizer_config.json").write_text("{}")
-    (copy / "extra.bin").write_bytes(b"x")
-    (copy / "generation_config.json").unlink()
-    (copy / model_check.MANIFEST).write_text("{}")   # our own file is never part of it
-    problems = model_check.compare_manifest(recorded, model_check.manifest(str(copy)))
-    assert problems[0] == "extra.bin is not in the manifest (added after it was recorded)"
-    assert problems[1] == "generation_config.json is missing (recorded in the manifest)"
-    assert problems[2].startswith("tokenizer_config.json does not match the manifest")
-    assert len(problems) == 3
 
 
 def test_unreadable_config_is_an_error_not_a_traceback(tmp_path):
@@ -80,3 +24,33 @@ OURS = {D: {"exists": True}, D + "/" + model_check.MANIFEST: {"exists": True, "c
 ])
 def test_a_model_folder_without_the_collections_manifest_is_someone_elses(change, foreign):
     assert model_check.foreign_folders(dict(OURS, **change), D) == foreign
+
+
+def manifest(source):
+    return {"exists": True, "content": '{"source": "%s"}' % source}
+
+
+WANT = "Qwen/Qwen3-4B@" + "a" * 40
+LOCAL = "/srv/src/qwen"
+LOCAL_OK = {LOCAL: {"type": "directory"}, LOCAL + "/config.json": {"type": "file"}}
+
+
+@pytest.mark.parametrize("change,keep,local,fetch,restore,errors", [
+    # nothing there: fetch
+    ({D: {"exists": False}, D + "/" + model_check.MANIFEST: {"exists": False}}, True, None, True, False, []),
+    # the wanted model in place: nothing to do
+    ({D + "/" + model_check.MANIFEST: manifest(WANT)}, True, None, False, False, []),
+    # the wanted model kept from before: put back, without a download, unless keeping is off
+    ({D + ".previous/" + model_check.MANIFEST: manifest(WANT)}, True, None, False, True, []),
+    ({D + ".previous/" + model_check.MANIFEST: manifest(WANT)}, False, None, True, False, []),
+    # someone else's folder, and a local source that is a link
+    ({D + "/" + model_check.MANIFEST: {"exists": False}}, True, None, True, False, [D + " exists without"]),
+    (LOCAL_OK, True, LOCAL, True, False, []),
+    (dict(LOCAL_OK, **{LOCAL: {"type": "link"}}), True, LOCAL, True, False, ["model_local_path=/srv/src/qwen is not"]),
+    (LOCAL_OK, True, "srv/src/qwen", True, False, ["model_local_path=srv/src/qwen is not a real folder"]),
+])
+def test_the_swap_plan_fetches_restores_or_keeps_and_refuses_what_is_not_ours(change, keep, local, fetch, restore,
+                                                                              errors):
+    got = model_check.swap_plan(dict(OURS, **change), D, WANT, keep, local)
+    assert (got["fetch"], got["restore"]) == (fetch, restore)
+    assert len(got["errors"]) == len(errors) and all(g.startswith(e) for e, g in zip(errors, got["errors"])), got

@@ -11,7 +11,11 @@ ROOT = Path(__file__).resolve().parents[4]
 
 # What a user must give (no default can): the model's pinned commit; and what the validate hands in beside the
 # role's own variables.
-REQUIRED = {"model": {"model_revision": "0" * 40, "model_profile_repo": "Qwen/Qwen3-4B-Instruct-2507"}}
+REQUIRED = {"model": {"model_revision": "0" * 40, "model_profile_repo": "Qwen/Qwen3-4B-Instruct-2507"},
+            "llmhost_stack": {"known_profiles": ["seed", "current"], "key_name": "3bf863cc.pub"},
+            "vllm_install": {"method": "source", "methods": ["wheel", "source"],
+                             "arch_list_pattern": yaml.safe_load((ROOT / "roles/vllm_install/vars/main.yml").read_text())
+                             ["__vllm_install_arch_list_pattern"]}}
 
 
 def defaults(role):
@@ -123,11 +127,26 @@ CASES = [
     ("vllm_install", {"vllm_install_cuda_home": "/usr"}, None),
     ("vllm_install", {"vllm_install_home": "/opt"}, "vllm_install_home='/opt' is a system folder"),
     ("vllm_install", {"vllm_install_user": "Vllm"}, "is not a user or group name"),
+    ("vllm_install", {"method": "conda"}, "vllm_install_method=conda; choose one of wheel, source."),
+    ("vllm_install", {"vllm_install_arch_list": "8.9;9.0a+PTX"}, None),
+    ("vllm_install", {"vllm_install_arch_list": "sm_89"}, 'vllm_install_arch_list="sm_89": give the GPUs\' compute'),
+    ("vllm_install", {"vllm_install_arch_list": "8.9 9.0"}, "as TORCH_CUDA_ARCH_LIST, ;-separated"),
     ("benchmark", {"benchmark_client": "wrk"}, "benchmark_client: wrk is none of vllm, script"),
     ("benchmark", {"benchmark_poll": 0}, "benchmark_poll=0 must be a number from 1 to 3600"),
     ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "/srv/mirror/cuda"}, "is not an http://, https:// or file:// URL"),
     ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "https://m.lan/cuda/\nTrusted: yes"}, "is not a URL"),
     ("llmhost_stack", {"llmhost_stack_nvidia_repo_keyring": "/etc/apt/trusted.gpg"}, "must be a file directly in"),
+    ("llmhost_stack", {"llmhost_stack": "sid"}, "llmhost_stack=sid is not a stack profile; choose one of seed, current"),
+    ("llmhost_stack", {"llmhost_stack_overrides": ["vllm"]}, "must be a dict of profile keys to override, got list"),
+    # the key over plain http, named as given or as the repository's, and neither when the key is inline
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "http://m.lan/cuda/"},
+     "from http://m.lan/cuda/3bf863cc.pub (llmhost_stack_nvidia_repo_url, whose <url>/3bf863cc.pub is the key)"),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "http://m.lan/cuda", "llmhost_stack_nvidia_repo_key_url":
+                       "http://m.lan/k.pub"}, "from http://m.lan/k.pub (llmhost_stack_nvidia_repo_key_url)"),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "http://m.lan/cuda",
+                       "llmhost_stack_nvidia_repo_key_url": "https://m.lan/k.pub"}, None),
+    ("llmhost_stack", {"llmhost_stack_nvidia_repo_url": "http://m.lan/cuda",
+                       "llmhost_stack_nvidia_repo_key": "-----BEGIN PGP PUBLIC KEY BLOCK-----"}, None),
     ("doctor", {"doctor_burnin_minutes": 0}, "doctor_burnin_minutes=0 must be a number from 0.1 to 1440"),
 ]
 

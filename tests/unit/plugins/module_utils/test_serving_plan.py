@@ -254,6 +254,12 @@ def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
     ({"mode": "sharded"}, "vllm_service_mode=sharded; choose one of auto, replicas, tensor_parallel"),
     ({"kv_cache_dtype": "fp8_e5m2"}, "vllm_service_kv_cache_dtype=fp8_e5m2; choose one of auto, fp8"),
     ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be between"),
+    # the last step: ports that exist, and arguments the unit carries as they are
+    ({"base_port": 65535}, "vllm_service_base_port=65535 with 2 replica(s) puts the last one on port 65536"),
+    ({"model_path": "/srv/my models/m"}, "cannot be passed safely through the unit: ['/srv/my models/m']"),
+    ({"served_model_name": "qwen$x"}, "vllm_service_served_model_name / vllm_service_extra_args: arguments with "
+                                      "spaces, quotes, $ or backslashes cannot be passed safely through the unit: "
+                                      "['qwen$x']"),
 ])
 def test_bad_wishes_fail_naming_the_variable(rtx4090x2, wishes, words):
     gpus, p2p = rtx4090x2
@@ -357,9 +363,9 @@ def test_step_numa_and_replicas(h200x2_facts):
 
 def test_extra_args_go_after_the_plans_options_on_every_replica_and_the_model_path_apart(rtx4090x2):
     gpus, p2p = rtx4090x2
-    p = plan(gpus, p2p, QWEN25_3B, model_path="/srv/models/a b", extra_args=["--seed", 7])
-    assert p["model_path"] == "/srv/models/a b"
-    assert all(r["options"][-2:] == ["--seed", "7"] and "/srv/models/a b" not in r["options"] for r in p["replicas"])
+    p = plan(gpus, p2p, QWEN25_3B, model_path="/srv/models/ab", extra_args=["--seed", 7])
+    assert p["model_path"] == "/srv/models/ab"
+    assert all(r["options"][-2:] == ["--seed", "7"] and "/srv/models/ab" not in r["options"] for r in p["replicas"])
 
 
 def test_the_wishes_allowed_values_have_one_home():

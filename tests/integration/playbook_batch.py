@@ -1,4 +1,4 @@
-"""One ansible-playbook run for many input cases (tests/unit/test_role_inputs.py, test_site_first_play.py): each case is
+"""One ansible-playbook run for many input cases (tests/integration/test_role_inputs.py, test_site_first_play.py): each case is
 an inventory host of its own, so Ansible's own evaluation is tested for each at the cost of one process."""
 import json
 import os

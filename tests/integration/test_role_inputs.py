@@ -2,7 +2,7 @@
 
 The real roles run with ansible-playbook against this machine (local connection, check mode), so what is
 tested is Ansible's own evaluation of the role's checks: all cases in one run, each case an inventory host of
-its own with its inputs as host variables (tests/unit/playbook_batch.py). The driver and toolkit cases read a
+its own with its inputs as host variables (tests/integration/playbook_batch.py). The driver and toolkit cases read a
 stand-in of NVIDIA's repository (tests/harness/nvrepo.py) served on loopback."""
 import http.server
 import importlib.util

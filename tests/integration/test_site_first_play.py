@@ -1,5 +1,5 @@
 """Bad inputs of any role stop the real site playbook in its first play, before anything on the host changes,
-naming the variable; no secret's value is shown. All cases in one run (tests/unit/playbook_batch.py): each case
+naming the variable; no secret's value is shown. All cases in one run (tests/integration/playbook_batch.py): each case
 is an inventory host of its own."""
 import os
 import sys
