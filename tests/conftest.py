@@ -105,3 +105,14 @@ def shared():
     if not public.is_dir():
         pytest.skip("public captures not found at %s (they live in ../shared, never in the repo)" % public)
     return public
+
+
+@pytest.fixture
+def rtx4090x2(shared):
+    """The design card's box: 2x RTX 4090 (24564 MiB, compute capability 8.9, one NUMA node) with the
+    peer-to-peer matrix a user posted for a GeForce pair (NS: not supported)."""
+    from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi  # after the path is set
+    p2p = smi.parse_p2p_matrix((shared / "topo" / "club3090-1125-2gpu-p2p-ns-indented.txt").read_text())
+    gpus = [{"index": i, "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_total_mib": 24564,
+             "numa_node": 0, "cpu_affinity": "0-31"} for i in (0, 1)]
+    return gpus, p2p

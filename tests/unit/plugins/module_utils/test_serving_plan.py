@@ -39,16 +39,6 @@ def h200x2_facts(h200x2):
                           sys_gpus=sysfs.nvidia_gpus(h200x2.root), driver=sysfs.driver_info(h200x2.root))
 
 
-@pytest.fixture
-def rtx4090x2(shared):
-    """The design card's box: 2x RTX 4090 (24564 MiB, compute capability 8.9, one NUMA node) with the
-    peer-to-peer matrix a user posted for a GeForce pair (NS: not supported)."""
-    p2p = smi.parse_p2p_matrix((shared / "topo" / "club3090-1125-2gpu-p2p-ns-indented.txt").read_text())
-    gpus = [{"index": i, "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_total_mib": 24564,
-             "numa_node": 0, "cpu_affinity": "0-31"} for i in (0, 1)]
-    return gpus, p2p
-
-
 def plan(gpu_list, p2p, config, version="0.33.0", **wishes):
     wishes.setdefault("model_path", "/srv/models/m")
     return sp.make_plan(gpu_list, p2p, config, wishes, table(version))

@@ -1,0 +1,74 @@
+"""The serving plan across the hosts of a Ray cluster (module_utils/cluster_plan.py) on two of the design card's
+boxes (2x RTX 4090 each, from public captures) and a 72B model in AWQ, with the profiles' real option tables."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import cluster_plan as cp
+from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp
+
+TABLES = Path(__file__).resolve().parents[4] / "roles" / "vllm_service" / "files" / "vllm-options"
+# Qwen2.5-72B-Instruct-AWQ's config.json (its published numbers): about 41 GB of weights, too much for 2x 24 GB
+# with a useful KV cache.
+QWEN25_72B_AWQ = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 8192, "num_hidden_layers": 80,
+                  "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 29568,
+                  "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+                  "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
+QWEN25_3B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 36,
+             "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 11008,
+             "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": True}
+WISHES = {"model_path": "/srv/models/qwen72b-awq"}
+
+
+def table(version):
+    return json.loads((TABLES / ("%s.json" % version)).read_text())
+
+
+def hosts(box, count=2):
+    gpus, p2p = box
+    return [{"name": "box%d" % i, "gpus": gpus, "p2p": p2p} for i in range(1, count + 1)]
+
+
+def test_a_72b_awq_model_spans_two_4090_boxes_in_two_stages(rtx4090x2):
+    got = cp.across_hosts(hosts(rtx4090x2), QWEN25_72B_AWQ, WISHES, table("0.6.3"), "enp65s0", 25000)
+    assert (got["span"], got["tensor_parallel_size"], got["pipeline_parallel_size"]) == (2, 2, 2)
+    assert got["head"] == "box1" and got["workers"] == ["box2"] and got["weight_format"] == "awq"
+    assert got["options"][:6] == ["--tensor-parallel-size", "2", "--pipeline-parallel-size", "2",
+                                  "--distributed-executor-backend", "ray"]
+    assert "one host cannot serve it (the model (" in got["reason"] and got["kv_tokens_per_gpu"] > 100000
+    # the cross-host traffic on the cluster's interface; each box's pair has no P2P (the user's NS matrix)
+    assert got["env"]["box2"] == {"NCCL_SOCKET_IFNAME": "enp65s0", "GLOO_SOCKET_IFNAME": "enp65s0",
+                                  "NCCL_P2P_DISABLE": "1"}
+    assert got["warnings"] == []
+
+
+def test_a_model_one_box_holds_stays_on_the_head(rtx4090x2):
+    got = cp.across_hosts(hosts(rtx4090x2), QWEN25_3B, WISHES, table("0.6.3"), "enp65s0")
+    assert got["span"] == 1 and got["plan"]["replicas"] and "one host serves" in got["reason"]
+
+
+def test_a_slow_link_is_warned_about(rtx4090x2):
+    got = cp.across_hosts(hosts(rtx4090x2), QWEN25_72B_AWQ, WISHES, table("0.6.3"), "eno1", 1000)
+    assert got["warnings"] == ["the cluster's link runs at 1000 Mbit/s, below 10000: every token waits on the "
+                               "activations passed between stages"]
+
+
+def test_what_cannot_span_hosts_is_refused_by_name(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    uneven = hosts(rtx4090x2) + [{"name": "box3", "gpus": gpus[:1], "p2p": {}}]
+    with pytest.raises(sp.PlanError, match=r"hosts differ \(box1: 2x NVIDIA GeForce RTX 4090, .*box3: 1x NVIDIA"):
+        cp.across_hosts(uneven, QWEN25_72B_AWQ, WISHES, table("0.6.3"), "eno1")
+    with pytest.raises(sp.PlanError, match="80 layers do not divide into 3 pipeline stages"):
+        cp.across_hosts(hosts(rtx4090x2, 3), QWEN25_72B_AWQ, WISHES, table("0.6.3"), "eno1")
+    with pytest.raises(sp.PlanError, match="has no --pipeline-parallel-size"):
+        cp.across_hosts(hosts(rtx4090x2), QWEN25_72B_AWQ, WISHES, {"vllm_version": "0.0", "options": {}}, "eno1")
+    bf16 = dict(QWEN25_72B_AWQ)
+    del bf16["quantization_config"]
+    with pytest.raises(sp.PlanError, match="does not fit even across the 2 hosts"):
+        cp.across_hosts(hosts(rtx4090x2), bf16, dict(WISHES, weight_format="bf16"), table("0.6.3"), "eno1")
+
+
+def test_one_host_that_cannot_hold_it_says_why_as_before(rtx4090x2):
+    with pytest.raises(sp.PlanError, match="does not fit the 2 GPU"):
+        cp.across_hosts(hosts(rtx4090x2, 1), QWEN25_72B_AWQ, WISHES, table("0.6.3"), "eno1")
