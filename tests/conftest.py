@@ -116,3 +116,18 @@ def rtx4090x2(shared):
     gpus = [{"index": i, "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_total_mib": 24564,
              "numa_node": 0, "cpu_affinity": "0-31"} for i in (0, 1)]
     return gpus, p2p
+
+
+@pytest.fixture
+def run_main(capsys):
+    """A module's main() run as Ansible would: arguments in, the JSON it prints out, with its exit code."""
+    from ansible.module_utils.testing import patch_module_args
+
+    def run(main, args):
+        with patch_module_args(args):
+            with pytest.raises(SystemExit) as exc:
+                main()
+        out = json.loads(capsys.readouterr().out)
+        out["rc"] = exc.value.code
+        return out
+    return run

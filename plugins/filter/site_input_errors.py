@@ -21,12 +21,12 @@ options:
     type: dict
     required: true
   run_tags:
-    description: C(ansible_run_tags).
+    description: The tags the run selects (C(ansible_run_tags)), each of which some task must carry.
     type: list
     elements: str
     default: []
   skip_tags:
-    description: C(ansible_skip_tags).
+    description: The tags the run skips (C(ansible_skip_tags)), held to the same rule.
     type: list
     elements: str
     default: []

@@ -6,7 +6,6 @@ import json
 import threading
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_ready as logic
 from ansible_collections.llmhost.vllm.plugins.modules import vllm_ready
 
@@ -112,16 +111,3 @@ def test_nothing_listening_is_a_failure_not_a_crash(run):
     result = run({"urls": ["http://127.0.0.1:9"], "timeout": 1})
     assert result["failed"] and "http://127.0.0.1:9/health did not answer 200 within 1 s" in result["msg"]
     assert result["servers"] == [{"url": "http://127.0.0.1:9"}]
-
-
-@pytest.fixture
-def run_main(capsys):
-    """The module's main() as Ansible runs it: arguments in, the JSON it prints out, with its exit code."""
-    def run(main, args):
-        with patch_module_args(args):
-            with pytest.raises(SystemExit) as exc:
-                main()
-        out = json.loads(capsys.readouterr().out)
-        out["rc"] = exc.value.code
-        return out
-    return run
