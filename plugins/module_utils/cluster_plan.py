@@ -75,19 +75,9 @@ def _split(plan, tp, pp):
     return tokens
 
 
-def _stage_plan(head, config, wishes, table):
-    plan = sp._Plan(wishes, config, table)  # pylint: disable=protected-access
-    sp.select_gpus(plan, head["gpus"])
-    sp.choose_weight_format(plan)
-    sp.choose_kv_cache(plan)
-    plan.want_len = int(plan.w["max_model_len"] or 0)
-    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
-    return plan
-
-
 def _env(host, interface):
     env = {"NCCL_SOCKET_IFNAME": interface, "GLOO_SOCKET_IFNAME": interface}
-    codes = sp._pairs([int(g["index"]) for g in host["gpus"]], host.get("p2p"))  # pylint: disable=protected-access
+    codes = sp.gpu_pairs([int(g["index"]) for g in host["gpus"]], host.get("p2p"))
     if len(host["gpus"]) > 1 and (not codes or any(c != "OK" for c in codes.values())):
         env["NCCL_P2P_DISABLE"] = "1"
     return env
@@ -106,7 +96,7 @@ def across_hosts(hosts, config, wishes, table, interface, link_mbps=None):
         why_alone = str(alone)
     check_hosts(hosts)
     check_options(table)
-    plan = _stage_plan(hosts[0], config, wishes, table)
+    plan = sp.basis(hosts[0]["gpus"], config, wishes, table)
     tp, pp = len(plan.used), len(hosts)
     tokens = _split(plan, tp, pp)
     warnings = list(plan.warnings)

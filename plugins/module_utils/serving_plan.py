@@ -147,10 +147,7 @@ def kv_bytes_per_token(shape, tp, value_bytes=2):
 
 def make_plan(gpus, p2p, config, wishes, table):
     """Return the plan dict; raise PlanError (message names the variable) for what cannot work."""
-    plan = _Plan(wishes, config, table)
-    select_gpus(plan, gpus)
-    choose_weight_format(plan)
-    choose_kv_cache(plan)
+    plan = basis(gpus, config, wishes, table)
     choose_parallelism(plan, p2p)
     choose_kv_cache_for_load(plan)
     size_context_and_batch(plan)
@@ -160,6 +157,23 @@ def make_plan(gpus, p2p, config, wishes, table):
     add_extra_args(plan, replicas)
     check_unit_lines(plan, replicas)
     return _result(plan, replicas)
+
+
+def basis(gpus, config, wishes, table):
+    """Steps 1 to 3, shared with the plan across hosts (cluster_plan.py): the GPUs, the weights' format, the KV
+    cache's value type asked for, and the context the plan must hold (need_len)."""
+    plan = _Plan(wishes, config, table)
+    select_gpus(plan, gpus)
+    choose_weight_format(plan)
+    choose_kv_cache(plan)
+    context_wanted(plan)
+    return plan
+
+
+def context_wanted(plan):
+    """The context asked for (want_len, 0: decided) and the least the KV cache must hold (need_len)."""
+    plan.want_len = int(plan.w["max_model_len"] or 0)
+    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
 
 
 # One argument of the unit's command line: systemd splits VLLM_ARGS at whitespace and would expand $.
@@ -314,8 +328,7 @@ def _best_format(plan):
 def choose_parallelism(plan, p2p):
     """Step 4: the tensor-parallel size, asked or decided, and the GPU groups it makes."""
     w, n = plan.w, len(plan.used)
-    plan.want_len = int(w["max_model_len"] or 0)
-    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
+    context_wanted(plan)
     tp = int(w["tensor_parallel_size"] or 0)
     if tp > n:
         raise PlanError("vllm_service_tensor_parallel_size=%d is larger than the %d GPU(s) used (%s)"
@@ -328,7 +341,7 @@ def choose_parallelism(plan, p2p):
     elif tp > 1 or w["mode"] == "tensor_parallel":
         plan.tp = _asked_tensor_parallel(plan, tp)
     elif plan.kv_tokens(1) >= plan.need_len:
-        plan.tp = _decided_replicas(plan, _pairs(plan.used, p2p))
+        plan.tp = _decided_replicas(plan, gpu_pairs(plan.used, p2p))
     else:
         plan.tp = _decided_tensor_parallel(plan)
     tp = plan.tp
@@ -461,7 +474,7 @@ def _replica(plan, k, group, p2p):
     env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in group)}
     flags = list(plan.flags)
     if plan.tp > 1:
-        codes = _pairs(group, p2p)
+        codes = gpu_pairs(group, p2p)
         if not codes or any(c != "OK" for c in codes.values()):
             env["NCCL_P2P_DISABLE"] = "1"
             if vllm_options.has(plan.table, "--disable-custom-all-reduce"):
@@ -535,7 +548,7 @@ def _all_at_least(ccs, minimum):
     return all(c and c >= minimum for c in ccs)
 
 
-def _pairs(group, p2p):
+def gpu_pairs(group, p2p):
     out = {}
     for a in group:
         for b in group:
