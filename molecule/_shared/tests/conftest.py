@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -96,8 +97,84 @@ def playbook():
     return _playbook
 
 
+# --- work beside the checks ------------------------------------------------------------------------------------------
+# A test module may name long work that needs none of the converged host's serving state and changes none of what
+# other checks read: `BESIDE = {name: (work, uses_the_hub)}`, `work` called with the playbook runner. Each starts with
+# the first check, on a thread of its own, and the check that needs its result waits for it (fixture
+# beside_result). The checks sleep and wait much of the time (restarts, readiness, request loops), and the VM lane
+# ends long before this one, so the work costs this lane little. What could meet it is ordered:
+# - a job that asks the stand-in hub ends before any check reads the hub's request log (hub_requests waits for it),
+#   so no check counts its requests;
+# - every check marked changes_the_host, and any check that takes the fixture beside_done, starts once all the work
+#   has ended (it would change what the work's playbook runs read);
+# - a check's own apt or dpkg command waits for a lock that the work's apt holds (apt_command).
+BESIDE_LIMIT = 1200
+_BESIDE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
+_BESIDE_JOBS = {}  # name: (future, uses_the_hub)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _beside(request):
+    """Start every collected module's BESIDE work (container scenario); at the end, wait for what is still running."""
+    if SCENARIO == "container":
+        modules = {item.module: None for item in request.session.items}  # in collection order, once each
+        for module in modules:
+            for name, (work, uses_the_hub) in getattr(module, "BESIDE", {}).items():
+                _BESIDE_JOBS[name] = (_BESIDE_POOL.submit(work, _playbook), uses_the_hub)
+    yield
+    _BESIDE_POOL.shutdown(wait=True)
+
+
+def _beside_result(name):
+    """The result of the work started beside the checks under `name` (waits for it; raises what it raised)."""
+    future, _hub = _BESIDE_JOBS[name]
+    return future.result(timeout=BESIDE_LIMIT)
+
+
+@pytest.fixture(scope="session")
+def beside_result():
+    return _beside_result
+
+
+def _beside_ended(only_the_hubs=False):
+    """Wait until the work beside the checks (or only the work that asks the hub) has ended, however it ended."""
+    for future, uses_the_hub in list(_BESIDE_JOBS.values()):
+        if uses_the_hub or not only_the_hubs:
+            future.exception(timeout=BESIDE_LIMIT)  # what it raised is for the check that needs its result
+
+
+@pytest.fixture
+def beside_done():
+    """For a check that changes what the work beside the checks reads: it starts once that work has ended."""
+    _beside_ended()
+
+
+@pytest.fixture(autouse=True)
+def _changes_the_host_after_the_work_beside(request):
+    if request.node.get_closest_marker("changes_the_host") is not None:
+        _beside_ended()
+
+
+def _apt_command(host, command, limit=300):
+    """Run an apt or dpkg command on the host, again while another apt holds dpkg's or the lists' lock (apt-mark and
+    `apt-get update` do not wait for it); returns the last result."""
+    deadline = time.monotonic() + limit
+    while True:
+        result = host.run(command)
+        if result.rc == 0 or "lock" not in result.stdout + result.stderr or time.monotonic() > deadline:
+            return result
+        time.sleep(2)
+
+
+@pytest.fixture(scope="session")
+def apt_command():
+    return _apt_command
+
+
 def _hub_requests():
-    """Every request the harness's stand-in hub has answered (tests/harness/hfhub.py), oldest first."""
+    """Every request the harness's stand-in hub has answered (tests/harness/hfhub.py), oldest first, once the work
+    beside the checks that asks the hub has ended."""
+    _beside_ended(only_the_hubs=True)
     log = Path(os.environ["LLMHOST_HFHUB_ROOT"]) / "requests.log"
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 

@@ -24,7 +24,7 @@ def _container_only(scenario):
 
 
 @pytest.fixture(scope="module")
-def doctor(host, playbook):
+def doctor(host, playbook, apt_command):
     """The doctor's report, with one package the collection holds unheld during the run."""
     # a module's fixture is made before the function-scoped skip above: it skips itself
     if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
@@ -35,12 +35,13 @@ def doctor(host, playbook):
     assert recorded and set(recorded) <= held, (recorded, held)
     unheld = sorted(recorded)[0]
     out_dir = Path(tempfile.mkdtemp(prefix="llmhost-doctor-"))
-    host.run_test("apt-get purge -y -q stress-ng")  # whatever ran before: under --check it is not installed
-    host.run_test("apt-mark unhold %s", unheld)
+    # whatever ran before: under --check it is not installed (apt_command: the source-build test's apt may run beside)
+    assert apt_command(host, "apt-get purge -y -q stress-ng").rc == 0
+    assert apt_command(host, "apt-mark unhold %s" % unheld).rc == 0
     try:
         changed, failed, out = playbook("--check", "-e", "doctor_dir=%s" % out_dir, *LOAD, path="playbooks/doctor.yml")
     finally:
-        host.run_test("apt-mark hold %s", unheld)
+        assert apt_command(host, "apt-mark hold %s" % unheld).rc == 0
     # what changed is the report written on the controller (delegated), nothing on the host
     assert not failed and changed <= 2, out[-4000:]
     assert "changed: [llmhost-ctr]" not in out and "changed: [llmhost-ctr -> localhost]" in out, out[-4000:]

@@ -11,9 +11,11 @@ import re
 import socket
 import ssl
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 import testinfra
@@ -238,50 +240,70 @@ def test_keys_stay_out_of_files_and_logs_but_clients_are_named(host):
 # the second host's replicas listen on 127.0.0.2 and advertise it (vllm_service_advertise_address). Here the
 # gateway runs with two defaults the rest of the scenario does not use: plain HTTP (no certificate) and, on the
 # second host, gateway_state auto with no client (no gateway there); and with a cap of one request in flight per
-# replica (gateway_max_conns_per_replica). Last of all (order 3): it leaves llmhost-ctr's replicas stopped, and
-# the second host is removed (destroy.yml removes it too).
+# replica (gateway_max_conns_per_replica). The second host is made, prepared and converged beside the checks
+# (conftest.py's BESIDE): it reads and changes nothing of llmhost-ctr. Last of all (order 3): llmhost-ctr's gateway
+# is put in front of both hosts, which leaves llmhost-ctr's replicas stopped, and the second host is removed
+# (destroy.yml removes it too).
 SECOND = "llmhost-ctr2"
 
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory, playbook):
-    # a module's fixture is made before the function-scoped skip above: it skips itself
-    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
-        pytest.skip("the gateway is tested in the container scenario")
-    docker = ["docker", "-H", os.environ["DOCKER_HOST"]]
-    subprocess.run(docker + ["rm", "-f", SECOND], capture_output=True, timeout=600, check=False)
-    run = subprocess.run(docker + ["run", "-d", "--name", SECOND, "--hostname", SECOND, "--network", "host",
-                                   "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
-                                   "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
-                                   "-v", os.environ["LLMHOST_QUANTIZE_WHEELS"] + ":/srv/llmhost-test/pypi:ro",
-                                   "--stop-signal", "SIGRTMIN+3", os.environ["LLMHOST_CONTAINER_IMAGE"], "/sbin/init"],
-                         capture_output=True, text=True, timeout=300, check=False)
+def _docker(*args, timeout=600):
+    return subprocess.run(["docker", "-H", os.environ["DOCKER_HOST"], *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def _set_up_second_host(playbook):
+    """The second host made, prepared (prepare.yml on it alone: the controller's plays ran once, for llmhost-ctr;
+    the stand-in wheel they built is named) and converged with vllm_install, model and vllm_service; returns the
+    fleet's inventory and the seconds each step took."""
+    _docker("rm", "-f", SECOND)
+    run = _docker("run", "-d", "--name", SECOND, "--hostname", SECOND, "--network", "host",
+                  "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
+                  "-v", os.environ["LLMHOST_QUANTIZE_WHEELS"] + ":/srv/llmhost-test/pypi:ro",
+                  "--stop-signal", "SIGRTMIN+3", os.environ["LLMHOST_CONTAINER_IMAGE"], "/sbin/init", timeout=300)
     assert run.returncode == 0, run.stderr
     second = {"ansible_connection": "community.docker.docker",
               "ansible_docker_extra_args": "-H=" + os.environ["DOCKER_HOST"],
               "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2",
               "vllm_service_advertise_loopback": True, "gateway_clients": []}
-    inventory = tmp_path_factory.mktemp("fleet") / "fleet.yml"
+    inventory = Path(tempfile.mkdtemp(prefix="llmhost-fleet-")) / "fleet.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {
         "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},
         "vllm_test_standin": {"hosts": {SECOND: {}}}}}}))
+    wheel = sorted(Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "wheels").glob("vllm-*.whl"))
+    assert wheel, "prepare.yml built no stand-in wheel"
+    took = []
+    for args, path in ((("--limit", SECOND, "-e", "llmhost_test_standin_wheel=%s" % wheel[-1]),
+                        "molecule/_shared/prepare.yml"),
+                       (("--limit", SECOND, "--tags", "vllm_install,model,vllm_service"), "playbooks/site.yml")):
+        started = time.monotonic()
+        changed, failed, out = playbook(*args, path=path, inventory=[inventory], recap_host=SECOND)
+        assert not failed and changed, out[-4000:]
+        took.append(time.monotonic() - started)
+    return inventory, took
+
+
+BESIDE = {"the second host": (_set_up_second_host, True)}  # its model comes from the stand-in hub
+
+
+@pytest.fixture(scope="module")
+def fleet(playbook, beside_result):
+    # a module's fixture is made before the function-scoped skip above: it skips itself
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        pytest.skip("the gateway is tested in the container scenario")
     try:
-        took = []
-        for args, path, host_name in (
-                (("--limit", SECOND + ",localhost"), "molecule/_shared/prepare.yml", SECOND),
-                (("--limit", SECOND, "--tags", "vllm_install,model,vllm_service"), "playbooks/site.yml", SECOND),
-                (("--tags", "gateway", "-e", "gateway_tls_certificate=", "-e", "gateway_tls_key=",
-                  "-e", "gateway_max_conns_per_replica=1"), "playbooks/site.yml", "llmhost-ctr")):
-            started = time.monotonic()
-            changed, failed, out = playbook(*args, path=path, inventory=[inventory], recap_host=host_name)
-            assert not failed and changed, out[-4000:]
-            took.append(time.monotonic() - started)
+        inventory, took = beside_result("the second host")
+        started = time.monotonic()
+        changed, failed, out = playbook("--tags", "gateway", "-e", "gateway_tls_certificate=", "-e", "gateway_tls_key=",
+                                        "-e", "gateway_max_conns_per_replica=1", path="playbooks/site.yml",
+                                        inventory=[inventory])
+        assert not failed and changed, out[-4000:]
         assert "gateway: skipped (gateway_state=auto and gateway_clients names no client)" in " ".join(out.split())
-        print("second host: prepared in %.0f s, vllm_install, model and vllm_service converged in %.0f s; the gateway "
-              "put in front of both hosts in %.0f s" % tuple(took))
+        print("second host (beside the checks): prepared in %.0f s, vllm_install, model and vllm_service converged in "
+              "%.0f s; the gateway put in front of both hosts in %.0f s" % (*took, time.monotonic() - started))
         yield testinfra.get_host("docker://" + SECOND)
     finally:
-        subprocess.run(docker + ["rm", "-f", SECOND], capture_output=True, timeout=600, check=False)
+        _docker("rm", "-f", SECOND)
 
 
 def _upstreams(host, since):
@@ -333,7 +355,7 @@ NGINX_REPO_FILES = ("/etc/apt/keyrings/llmhost-nginx.asc", "/etc/apt/sources.lis
                     "/etc/apt/preferences.d/llmhost-nginx", "/root/nginx_signing.key")
 
 
-def test_nginx_org_s_repository_is_added_signed_and_preferred(host, playbook):
+def test_nginx_org_s_repository_is_added_signed_and_preferred(host, playbook, apt_command):
     """Ubuntu 22.04's way to njs, on this Debian 12 host: the gateway's nginx_repo entry point (what its install phase
     runs there) writes nginx.org's source with a keyring of its own and the pin, against the harness's labelled
     stand-in of nginx.org (real layout, Origin, names and versions; empty packages). apt then verifies the signature
@@ -348,7 +370,7 @@ def test_nginx_org_s_repository_is_added_signed_and_preferred(host, playbook):
         assert not failed and changed == 0, out[-3000:]
         source = host.file("/etc/apt/sources.list.d/llmhost-nginx.sources").content_string
         assert "Suites: bookworm\nComponents: nginx\nSigned-By: /etc/apt/keyrings/llmhost-nginx.asc" in source
-        update = host.run("apt-get update -q")
+        update = apt_command(host, "apt-get update -q")
         assert update.rc == 0 and "NO_PUBKEY" not in update.stderr and "not signed" not in update.stderr, update.stderr
         policy = host.run_test("apt-cache policy nginx nginx-module-njs").stdout
         assert "Candidate: 1.28.0-1~bookworm" in policy and "Candidate: 1.28.0+0.9.0-1~bookworm" in policy, policy
@@ -357,4 +379,5 @@ def test_nginx_org_s_repository_is_added_signed_and_preferred(host, playbook):
         simulated = host.run_test("apt-get install -s -y nginx-module-njs").stdout
         assert "Inst nginx-module-njs (1.28.0+0.9.0-1~bookworm" in simulated, simulated
     finally:
-        host.run("rm -f %s && apt-get update -q", " ".join(NGINX_REPO_FILES))
+        host.run("rm -f %s", " ".join(NGINX_REPO_FILES))
+        apt_command(host, "apt-get update -q")

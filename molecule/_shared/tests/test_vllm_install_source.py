@@ -14,6 +14,7 @@ import os
 import time
 
 import pytest
+import testinfra
 
 HOME = "/opt/llmhost/vllm-source-test"
 VENV = HOME + "/venv"
@@ -58,19 +59,30 @@ def _container_only(scenario):
         pytest.skip("the source build is tested in the container scenario")
 
 
-@pytest.fixture(scope="module")
-def built(host, playbook):
+def _first_build(playbook):
     """The role's first source run, over a venv that already holds a vLLM of the same version (as PyPI's
-    would be): pip would call that one "already satisfied" unless the role installs its build over it."""
-    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
-        return None
+    would be): pip would call that one "already satisfied" unless the role installs its build over it. It runs
+    beside the checks (conftest.py's BESIDE): its home, venv, wheel cache and build folder are its own, and the
+    checks below read what it left when they run."""
+    host = testinfra.get_host("docker://llmhost-ctr")
     host.run("rm -rf %s %s %s" % (HOME, CACHE, BUILD))
     host.run_expect([0], MAKE_OFFLINE)
     host.run_expect([0], "/usr/bin/python3.11 -m venv %s && %s/bin/pip install -q --no-index --no-deps %s"
                     % (VENV, VENV, SAME_VERSION))
     t0 = time.monotonic()
     changed, failed, out = playbook("--tags", "vllm_install", *SOURCE)
-    print("source build through the vllm_install role: changed=%d in %.0f s" % (changed, time.monotonic() - t0))
+    return changed, failed, out, time.monotonic() - t0
+
+
+BESIDE = {"the source build": (_first_build, False)}
+
+
+@pytest.fixture(scope="module")
+def built(beside_result):
+    if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
+        return None
+    changed, failed, out, seconds = beside_result("the source build")
+    print("source build through the vllm_install role (beside the checks): changed=%d in %.0f s" % (changed, seconds))
     return changed, failed, out
 
 
