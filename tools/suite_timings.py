@@ -126,7 +126,7 @@ def render(text, test_dir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("log", help="the whole output of `make test` (or of one layer's run-layers.sh)")
     parser.add_argument("--tests", default=str(Path(__file__).resolve().parents[1] / "molecule/_shared/tests"),
                         help="where the Molecule scenarios' test files are (for their docstrings)")

@@ -97,8 +97,8 @@ def _driver_versions(host):
     return {p: host.package(p).version for p in DRIVER_PACKAGES + ["nvidia-smi", "libcuda1", "nvidia-persistenced"]}
 
 
-def test_another_driver_version_is_kept_unless_replaced_then_moved_in_one_transaction(host, playbook, container_scope,
-                                                                                     beside_done):
+def test_another_driver_version_is_kept_unless_replaced_then_moved_in_one_transaction(
+        host, playbook, container_scope, beside_done):
     """nvidia_driver_version changed on a host with the role's driver (held, as the role leaves it: dpkg's "hi"):
     refused and kept without nvidia_driver_replace; with it, the whole family (the packages and what they depend
     on, same names in NVIDIA's Debian flavour) moves in ONE apt transaction, so no moment has the host without a
