@@ -92,10 +92,10 @@ def proves(test_dir, name):
     path = Path(test_dir) / name
     if not path.exists():
         return ""
-    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
-    first = " ".join(doc.split())
-    cut = re.search(r"(?<=[a-z0-9)])[.:] ", first)
-    return first[:cut.start() + 1] if cut else first
+    doc = " ".join((ast.get_docstring(ast.parse(path.read_text())) or "").split())
+    cut = re.search(r"(?<=[a-z0-9)`])\. ", doc)
+    first = doc[:cut.start() + 1] if cut else doc
+    return first if len(first) <= 200 else first[:first.rfind(" ", 0, 197)] + " ..."
 
 
 def render(text, test_dir):
@@ -116,7 +116,7 @@ def render(text, test_dir):
         if not files:
             continue
         print("\n#### %s verify, file by file (slowest first)\n" % layer)
-        print("| test file | tests | fixtures (setup) | calls | teardown | total | what it proves |")
+        print("| test file | items timed | fixtures (setup) | calls | teardown | total | what it proves |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
         ranked = sorted(files.items(), key=lambda kv: -(kv[1]["setup"] + kv[1]["call"] + kv[1]["teardown"]))
         for name, f in ranked:

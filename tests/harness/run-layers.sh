@@ -11,7 +11,7 @@
 # A layer that cannot run (exit 77) fails the run unless its name is in LLMHOST_ALLOW_SKIP.
 # Timing never fails the run: a layer over its budget is marked OVER BUDGET in the table.
 # Environment: LLMHOST_LAYERS (default: all five), LLMHOST_ALLOW_SKIP, LLMHOST_SERIAL=1 (one lane),
-# LLMHOST_LANE_B_NICE (lane B's niceness, default 10);
+# LLMHOST_LANE_B_NICE (lane B's niceness, default 10); lane A sees LLMHOST_LANE_B_DONE, a file made when lane B ends;
 # for the harness's own tests (tests/integration/test_harness.py): LLMHOST_HARNESS_STUBS=DIR runs DIR/<layer>
 # instead of each layer and skips setup, LLMHOST_BUDGET_<layer, '-' as '_'>=SECONDS sets a budget.
 set -uo pipefail
@@ -129,7 +129,11 @@ if [ "${LLMHOST_SERIAL:-0}" = 1 ]; then
 else
   # Lane B at a lower CPU priority (nice, LLMHOST_LANE_B_NICE, default 10): it has minutes to spare and lane A
   # none, so where both want a core (the VM's two emulated CPUs, unit's two workers) lane A gets it.
-  ( renice -n "${LLMHOST_LANE_B_NICE:-10}" -p "$BASHPID" >/dev/null; lane sanity lint molecule-vm unit ) &
+  # Lane B's end is a file lane A can wait for: the container scenario starts its heaviest work beside its checks
+  # only once both cores can be its own (molecule/README.md).
+  export LLMHOST_LANE_B_DONE=$LOGS/lane-b.done
+  ( renice -n "${LLMHOST_LANE_B_NICE:-10}" -p "$BASHPID" >/dev/null; lane sanity lint molecule-vm unit
+    touch "$LLMHOST_LANE_B_DONE" ) &
   lane_pids+=($!)
   lane molecule-container &
   lane_pids+=($!)

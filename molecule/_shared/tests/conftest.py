@@ -39,21 +39,25 @@ def container_scope(kernel_tier):
 
 def pytest_collection_modifyitems(items):
     """Checks marked changes_the_host run last (by their order, then as collected): each leaves the converged
-    host changed, so none has to spend a second run putting it back for the checks after it."""
+    host changed, so none has to spend a second run putting it back for the checks after it. Checks marked
+    after_the_reruns run just before them: they read what work beside the checks made late (see BESIDE)."""
     def key(item):
         mark = item.get_closest_marker("changes_the_host")
-        return (0, 0) if mark is None else (1, mark.kwargs.get("order", 0))
+        if mark is not None:
+            return (2, mark.kwargs.get("order", 0))
+        return (1, 0) if item.get_closest_marker("after_the_reruns") else (0, 0)
     items.sort(key=key)
 
 
-def _playbook(*args, path="molecule/_shared/converge.yml", inventory=(), recap_host="llmhost-ctr"):
+def _playbook(*args, path="molecule/_shared/converge.yml", inventory=(), recap_host="llmhost-ctr", nice=0):
     """Run the scenario's converge (the real site playbook) again, or another playbook of the checkout (`path`),
-    with the scenario's inventory and any more inventory files; returns (changed, failed, output) of `recap_host`."""
+    with the scenario's inventory and any more inventory files; returns (changed, failed, output) of `recap_host`.
+    `nice`: the controller's niceness (work beside the checks yields to them)."""
     project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
     more = [arg for source in inventory for arg in ("-i", str(source))]
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"], *more,
            str(project / path), *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+    run = subprocess.run(["nice", "-n", str(nice), *cmd], capture_output=True, text=True, timeout=900, check=False)
     out = run.stdout + run.stderr
     recap = re.search(r"%s\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)" % re.escape(recap_host),
                       out)
@@ -99,18 +103,30 @@ def playbook():
 
 # --- work beside the checks ------------------------------------------------------------------------------------------
 # A test module may name long work that needs none of the converged host's serving state and changes none of what
-# other checks read: `BESIDE = {name: (work, uses_the_hub)}`, `work` called with the playbook runner. Each starts with
-# the first check, on a thread of its own, and the check that needs its result waits for it (fixture
-# beside_result). The checks sleep and wait much of the time (restarts, readiness, request loops), and the VM lane
-# ends long before this one, so the work costs this lane little. What could meet it is ordered:
+# other checks read: `BESIDE = {name: (work, uses_the_hub)}`, `work` called with the playbook runner and with a
+# function that waits until both cores are free (the other lane of `make test` has ended). Each starts with the first
+# check, on a thread of its own, and yields to the checks: its playbooks' controller runs niced (nice=10) and a
+# second host it makes takes a small CPU share. The check that needs its result waits for it (fixture
+# beside_result). Where the CPU goes while both lanes run, the checks lose what the work gains; after the VM lane and
+# unit end, one core is free, and the work runs there. What could meet it is ordered, not timed:
 # - a job that asks the stand-in hub ends before any check reads the hub's request log (hub_requests waits for it),
 #   so no check counts its requests;
 # - every check marked changes_the_host, and any check that takes the fixture beside_done, starts once all the work
 #   has ended (it would change what the work's playbook runs read);
 # - a check's own apt or dpkg command waits for a lock that the work's apt holds (apt_command).
-BESIDE_LIMIT = 1200
+BESIDE_LIMIT = 1800
+OTHER_LANE_LIMIT = 1200
 _BESIDE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
 _BESIDE_JOBS = {}  # name: (future, uses_the_hub)
+
+
+def _after_the_other_lane():
+    """Wait (at most OTHER_LANE_LIMIT s) until `make test`'s other lane has ended (tests/harness/run-layers.sh makes
+    LLMHOST_LANE_B_DONE then); at once where the scenario runs alone."""
+    done = os.environ.get("LLMHOST_LANE_B_DONE")
+    deadline = time.monotonic() + OTHER_LANE_LIMIT
+    while done and not os.path.exists(done) and time.monotonic() < deadline:
+        time.sleep(5)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -120,7 +136,7 @@ def _beside(request):
         modules = {item.module: None for item in request.session.items}  # in collection order, once each
         for module in modules:
             for name, (work, uses_the_hub) in getattr(module, "BESIDE", {}).items():
-                _BESIDE_JOBS[name] = (_BESIDE_POOL.submit(work, _playbook), uses_the_hub)
+                _BESIDE_JOBS[name] = (_BESIDE_POOL.submit(work, _playbook, _after_the_other_lane), uses_the_hub)
     yield
     _BESIDE_POOL.shutdown(wait=True)
 

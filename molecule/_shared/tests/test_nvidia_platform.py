@@ -97,13 +97,14 @@ def _driver_versions(host):
     return {p: host.package(p).version for p in DRIVER_PACKAGES + ["nvidia-smi", "libcuda1", "nvidia-persistenced"]}
 
 
+@pytest.mark.after_the_reruns
 def test_another_driver_version_is_kept_unless_replaced_then_moved_in_one_transaction(
         host, playbook, container_scope, beside_done):
     """nvidia_driver_version changed on a host with the role's driver (held, as the role leaves it: dpkg's "hi"):
     refused and kept without nvidia_driver_replace; with it, the whole family (the packages and what they depend
     on, same names in NVIDIA's Debian flavour) moves in ONE apt transaction, so no moment has the host without a
-    driver; then back the same way, held again. After the work beside the checks (conftest.py): the host report of a
-    playbook run meanwhile would find another driver than the profile's."""
+    driver; then back the same way, held again. After the work beside the checks (conftest.py), so late: the host
+    report of a playbook run meanwhile would find another driver than the profile's."""
     version = NEWER.rsplit("-", 1)[0]
     before = _transactions(host)
     changed, failed, out = playbook("--tags", "nvidia_driver", "-e", "nvidia_driver_version=" + version)

@@ -59,22 +59,24 @@ def _container_only(scenario):
         pytest.skip("the source build is tested in the container scenario")
 
 
-def _first_build(playbook):
+def _first_build(playbook, after_the_other_lane):
     """The role's first source run, over a venv that already holds a vLLM of the same version (as PyPI's
     would be): pip would call that one "already satisfied" unless the role installs its build over it. It runs
-    beside the checks (conftest.py's BESIDE): its home, venv, wheel cache and build folder are its own, and the
-    checks below read what it left when they run."""
+    beside the checks (conftest.py's BESIDE), once `make test`'s other lane has ended: its home, venv, wheel cache
+    and build folder are its own, and the checks below (after the re-runs) read what it left."""
+    after_the_other_lane()
     host = testinfra.get_host("docker://llmhost-ctr")
     host.run("rm -rf %s %s %s" % (HOME, CACHE, BUILD))
     host.run_expect([0], MAKE_OFFLINE)
     host.run_expect([0], "/usr/bin/python3.11 -m venv %s && %s/bin/pip install -q --no-index --no-deps %s"
                     % (VENV, VENV, SAME_VERSION))
     t0 = time.monotonic()
-    changed, failed, out = playbook("--tags", "vllm_install", *SOURCE)
+    changed, failed, out = playbook("--tags", "vllm_install", *SOURCE, nice=10)
     return changed, failed, out, time.monotonic() - t0
 
 
 BESIDE = {"the source build": (_first_build, False)}
+pytestmark = pytest.mark.after_the_reruns  # by then the build beside the checks has ended
 
 
 @pytest.fixture(scope="module")
