@@ -255,8 +255,8 @@ def _docker(*args, timeout=600):
 def _set_up_second_host(playbook, _after_the_other_lane):
     """The second host made, prepared (prepare.yml on it alone: the controller's plays ran once, for llmhost-ctr;
     the stand-in wheel they built is named) and converged with vllm_install, model and vllm_service; returns the
-    fleet's inventory and the seconds each step took. It starts at once (the hub's checks wait for it), with a
-    quarter of a container's CPU share (256 of 1024) and niced playbooks, so that it yields to the checks."""
+    fleet's inventory and the seconds each step took. It starts at once, with a quarter of a container's CPU share
+    (256 of 1024) and niced playbooks, so that it yields to the checks."""
     _docker("rm", "-f", SECOND)
     run = _docker("run", "-d", "--name", SECOND, "--hostname", SECOND, "--network", "host", "--cpu-shares", "256",
                   "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
@@ -266,7 +266,10 @@ def _set_up_second_host(playbook, _after_the_other_lane):
     second = {"ansible_connection": "community.docker.docker",
               "ansible_docker_extra_args": "-H=" + os.environ["DOCKER_HOST"],
               "vllm_service_host": "127.0.0.2", "vllm_service_advertise_address": "127.0.0.2",
-              "vllm_service_advertise_loopback": True, "gateway_clients": []}
+              "vllm_service_advertise_loopback": True, "gateway_clients": [],
+              # the model from the folder prepare.yml copied (revision A's bytes): the hub's request log stays the
+              # main host's alone, so no check waits for this one; and the model role's local source runs on a host
+              "model_source": "local", "model_local_path": "/srv/llmhost-test/tiny-qwen"}
     inventory = Path(tempfile.mkdtemp(prefix="llmhost-fleet-")) / "fleet.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {
         "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},
@@ -284,7 +287,7 @@ def _set_up_second_host(playbook, _after_the_other_lane):
     return inventory, took
 
 
-BESIDE = {"the second host": (_set_up_second_host, True)}  # its model comes from the stand-in hub
+BESIDE = {"the second host": (_set_up_second_host, False)}  # its model comes from a folder, not the hub
 
 
 @pytest.fixture(scope="module")
