@@ -103,21 +103,20 @@ def playbook():
 
 # --- work beside the checks ------------------------------------------------------------------------------------------
 # A test module may name long work that needs none of the converged host's serving state and changes none of what
-# other checks read: `BESIDE = {name: (work, uses_the_hub)}`, `work` called with the playbook runner and with a
+# other checks read: `BESIDE = {name: work}`, `work` called with the playbook runner and with a
 # function that waits until both cores are free (the other lane of `make test` has ended). Each starts with the first
 # check, on a thread of its own, and yields to the checks: its playbooks' controller runs niced (nice=10) and a
 # second host it makes takes a small CPU share. The check that needs its result waits for it (fixture
 # beside_result). Where the CPU goes while both lanes run, the checks lose what the work gains; after the VM lane and
-# unit end, one core is free, and the work runs there. What could meet it is ordered, not timed:
-# - a job that asks the stand-in hub ends before any check reads the hub's request log (hub_requests waits for it),
-#   so no check counts its requests;
+# unit end, one core is free, and the work runs there. The work never asks the stand-in hub (the checks count its
+# requests). What could meet it is ordered, not timed:
 # - every check marked changes_the_host, and any check that takes the fixture beside_done, starts once all the work
 #   has ended (it would change what the work's playbook runs read);
 # - a check's own apt or dpkg command waits for a lock that the work's apt holds (apt_command).
 BESIDE_LIMIT = 1800
 OTHER_LANE_LIMIT = 1200
 _BESIDE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
-_BESIDE_JOBS = {}  # name: (future, uses_the_hub)
+_BESIDE_JOBS = {}  # name: future
 
 
 def _after_the_other_lane():
@@ -135,16 +134,15 @@ def _beside(request):
     if SCENARIO == "container":
         modules = {item.module: None for item in request.session.items}  # in collection order, once each
         for module in modules:
-            for name, (work, uses_the_hub) in getattr(module, "BESIDE", {}).items():
-                _BESIDE_JOBS[name] = (_BESIDE_POOL.submit(work, _playbook, _after_the_other_lane), uses_the_hub)
+            for name, work in getattr(module, "BESIDE", {}).items():
+                _BESIDE_JOBS[name] = _BESIDE_POOL.submit(work, _playbook, _after_the_other_lane)
     yield
     _BESIDE_POOL.shutdown(wait=True)
 
 
 def _beside_result(name):
     """The result of the work started beside the checks under `name` (waits for it; raises what it raised)."""
-    future, _hub = _BESIDE_JOBS[name]
-    return future.result(timeout=BESIDE_LIMIT)
+    return _BESIDE_JOBS[name].result(timeout=BESIDE_LIMIT)
 
 
 @pytest.fixture(scope="session")
@@ -152,11 +150,10 @@ def beside_result():
     return _beside_result
 
 
-def _beside_ended(only_the_hubs=False):
-    """Wait until the work beside the checks (or only the work that asks the hub) has ended, however it ended."""
-    for future, uses_the_hub in list(_BESIDE_JOBS.values()):
-        if uses_the_hub or not only_the_hubs:
-            future.exception(timeout=BESIDE_LIMIT)  # what it raised is for the check that needs its result
+def _beside_ended():
+    """Wait until the work beside the checks has ended, however it ended."""
+    for future in list(_BESIDE_JOBS.values()):
+        future.exception(timeout=BESIDE_LIMIT)  # what it raised is for the check that needs its result
 
 
 @pytest.fixture
@@ -188,9 +185,8 @@ def apt_command():
 
 
 def _hub_requests():
-    """Every request the harness's stand-in hub has answered (tests/harness/hfhub.py), oldest first, once the work
-    beside the checks that asks the hub has ended."""
-    _beside_ended(only_the_hubs=True)
+    """Every request the harness's stand-in hub has answered (tests/harness/hfhub.py), oldest first. No work beside
+    the checks asks the hub (the second host's model comes from a folder), so no check counts its requests."""
     log = Path(os.environ["LLMHOST_HFHUB_ROOT"]) / "requests.log"
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 

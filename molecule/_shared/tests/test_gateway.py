@@ -287,7 +287,7 @@ def _set_up_second_host(playbook, _after_the_other_lane):
     return inventory, took
 
 
-BESIDE = {"the second host": (_set_up_second_host, False)}  # its model comes from a folder, not the hub
+BESIDE = {"the second host": _set_up_second_host}  # its model comes from a folder, never the hub
 
 
 @pytest.fixture(scope="module")

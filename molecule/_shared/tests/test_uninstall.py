@@ -64,7 +64,7 @@ def leftovers(host):
 
 
 @pytest.mark.changes_the_host(order=4)
-def test_uninstall_leaves_only_what_it_keeps_and_the_site_converges_again(host, playbook):
+def test_uninstall_leaves_only_what_it_keeps_and_the_site_plans_its_install_again(host, playbook):
     model = json.loads(host.file("/etc/ansible/facts.d/llmhost_model.fact").content_string)["path"]
     changed, failed, out = playbook(*TEST_INSTALLS, path="playbooks/uninstall.yml")
     assert not failed and changed, out[-4000:]

@@ -75,7 +75,7 @@ def _first_build(playbook, after_the_other_lane):
     return changed, failed, out, time.monotonic() - t0
 
 
-BESIDE = {"the source build": (_first_build, False)}
+BESIDE = {"the source build": _first_build}
 pytestmark = pytest.mark.after_the_reruns  # by then the build beside the checks has ended
 
 
