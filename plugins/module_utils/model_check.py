@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_models as vllm_models_lib
+
 MANIFEST = "llmhost-manifest.json"
 # Files of our own inside a model folder: never part of the manifest.
 OWN_FILES = (MANIFEST, "llmhost-quantize.json")
@@ -106,8 +108,9 @@ def chat_template(folder):
     return None
 
 
-def check(folder, architectures=None, qwen_tokens=True):
-    """Read-only verification of a model folder. Returns {"config", "errors", "tokens", ...}."""
+def check(folder, architectures=None, qwen_tokens=True, vllm_models=None):
+    """Read-only verification of a model folder. Returns {"config", "errors", "tokens", ...}. ``architectures``: the
+    ones the user accepts; ``vllm_models``: which ones the profile's vLLM serves (vllm_models.summary)."""
     errors, info = [], {"folder": folder}
     cfg_path = os.path.join(folder, "config.json")
     try:
@@ -115,10 +118,9 @@ def check(folder, architectures=None, qwen_tokens=True):
     except (OSError, ValueError) as e:
         return {"folder": folder, "errors": ["config.json cannot be read: %s" % e], "config": None}
     info["config"] = config
-    arch = (config.get("architectures") or [None])[0]
+    arch = vllm_models_lib.architecture(config)
     info["architecture"] = arch
-    if architectures and arch not in architectures:
-        errors.append("architecture %s is not one of %s" % (arch, ", ".join(architectures)))
+    errors += vllm_models_lib.architecture_errors(arch, architectures, vllm_models)
     info["quantization_config"] = config.get("quantization_config")
     if qwen_tokens:
         tokens = special_tokens(folder)

@@ -24,6 +24,14 @@ options:
     type: list
     elements: str
     default: []
+  vllm_models:
+    description:
+      - Which architectures each pinned vLLM serves, and the profile's version (the fact C(llmhost_stack_vllm_models)
+        that role C(llmhost_stack) publishes). The architecture must be one the profile's vLLM has a model class for;
+        the message names that version and the profiles whose vLLM has it.
+      - Empty, or a version without a table, checks I(architectures) alone.
+    type: dict
+    default: {}
   qwen_tokens:
     description: Check Qwen's special tokens and chat template.
     type: bool
@@ -96,6 +104,7 @@ def main():
         argument_spec=dict(
             path=dict(type="path", required=True),
             architectures=dict(type="list", elements="str", default=[]),
+            vllm_models=dict(type="dict", default={}),
             qwen_tokens=dict(type="bool", default=True),
             state=dict(type="str", choices=["present", "checked"], default="present"),
             source=dict(type="str", default=""),
@@ -106,7 +115,7 @@ def main():
     folder = p["path"]
     if not os.path.isdir(folder):
         module.fail_json(msg="model folder %s does not exist" % folder)
-    info = model_check.check(folder, p["architectures"], p["qwen_tokens"])
+    info = model_check.check(folder, p["architectures"], p["qwen_tokens"], p["vllm_models"])
     if info["errors"]:
         module.fail_json(msg="model %s: %s" % (folder, "; ".join(info["errors"])), **_result(info, {}))
     current = model_check.manifest(folder)

@@ -38,7 +38,7 @@ def test_wrong_architecture_tokens_and_template_are_named(tiny, tmp_path):
     tok["added_tokens"][2]["id"] = 151646
     (bad / "tokenizer.json").write_text(json.dumps(tok))
     errors = model_check.check(str(bad), ["Qwen3ForCausalLM"])["errors"]
-    assert "architecture Qwen2ForCausalLM is not one of Qwen3ForCausalLM" in errors
+    assert "architecture Qwen2ForCausalLM is not one of Qwen3ForCausalLM (model_architectures)" in errors
     assert "special token <|im_end|> has id 151646, Qwen's is 151645" in errors
     assert any("not Qwen's ChatML" in e for e in errors)
 

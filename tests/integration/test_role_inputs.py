@@ -139,6 +139,10 @@ CASES = [
     ("model", {"model_repo": "llmhost-test/tiny", "model_revision": "c" * 40, "model_hf_offline": True,
                "model_hf_cache": "{hf_cache}", "model_store": "{store}", "model_min_free_gib": 99999},
      "(model_store) has"),
+    # before the copy: the seed profile's vLLM has no model class for the architecture
+    ("model", {"llmhost_stack": "seed", "model_source": "local", "model_local_path": "{qwen3}", "model_store": "{store}"},
+     "architecture Qwen3ForCausalLM has no model class in vLLM 0.6.3, the vLLM of stack profile seed (its model "
+     "registry: the model would fail when the service starts); choose llmhost_stack=current (vLLM 0.33.0)"),
     ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{tampered_store}", "model_name": "tiny"},
      "no longer matches its manifest: tokenizer_config.json does not match the manifest"),
     ("cuda_toolkit", {"cuda_toolkit_state": "maybe"}, "value of cuda_toolkit_state must be one of: auto, present, skip, got: maybe"),
@@ -192,6 +196,9 @@ def tiny_models(tmp_path_factory):
     shutil.copytree(tiny, gpt2)
     cfg = json.loads((gpt2 / "config.json").read_text())
     (gpt2 / "config.json").write_text(json.dumps(dict(cfg, architectures=["GPT2LMHeadModel"])))
+    qwen3 = base / "qwen3"                        # an architecture vLLM 0.6.3 (the seed profile's) lacks
+    shutil.copytree(tiny, qwen3)
+    (qwen3 / "config.json").write_text(json.dumps(dict(cfg, architectures=["Qwen3ForCausalLM"])))
     store = base / "store"
     shutil.copytree(tiny, store / "tiny")
     recorded = {"source": str(tiny), "files": model_check.manifest(str(store / "tiny"))}
@@ -211,7 +218,8 @@ def tiny_models(tmp_path_factory):
         blob.parent.mkdir(exist_ok=True)
         shutil.copy(src, blob)
         (snapshot / src.name).symlink_to(os.path.relpath(blob, snapshot))
-    return {"tiny": tiny, "gpt2": gpt2, "tampered_store": store, "fetched": fetched, "hf_cache": hf_cache}
+    return {"tiny": tiny, "gpt2": gpt2, "qwen3": qwen3, "tampered_store": store, "fetched": fetched,
+            "hf_cache": hf_cache}
 
 
 @pytest.fixture(scope="module")
