@@ -3,6 +3,7 @@ host captures (in the repo) and public captures (../shared)."""
 import atexit
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -110,12 +111,21 @@ def shared():
 @pytest.fixture
 def rtx4090x2(shared):
     """The design card's box: 2x RTX 4090 (24564 MiB, compute capability 8.9, one NUMA node) with the
-    peer-to-peer matrix a user posted for a GeForce pair (NS: not supported)."""
+    peer-to-peer matrix a user posted for a GeForce pair (NS: not supported), and the PCIe link a user posted for a
+    4090 (lspci/club3090-1125-...: LnkCap Speed 16GT/s, Width x16: gen 4 x16)."""
     from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi  # after the path is set
     p2p = smi.parse_p2p_matrix((shared / "topo" / "club3090-1125-2gpu-p2p-ns-indented.txt").read_text())
     gpus = [{"index": i, "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_total_mib": 24564,
-             "numa_node": 0, "cpu_affinity": "0-31"} for i in (0, 1)]
+             "numa_node": 0, "cpu_affinity": "0-31", "pcie": _rtx4090_link(shared)} for i in (0, 1)]
     return gpus, p2p
+
+
+def _rtx4090_link(shared):
+    """The 4090's (c1:00.0) LnkCap in a user's lspci capture: its generation (by transfer rate) and width."""
+    text = (shared / "lspci" / "club3090-1125-3090-plus-4090-h12ssl-lnksta-wrapped-lines-PARTIAL.txt").read_text()
+    block = text.split("-s 0000:c1:00.0", 1)[1]
+    speed, width = re.search(r"LnkCap:.*?Speed ([\d.]+)GT/s, Width x(\d+)", block).groups()
+    return {"gen_max": {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5}[speed], "width_max": int(width)}
 
 
 @pytest.fixture

@@ -18,27 +18,20 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
+from ansible_collections.llmhost.vllm.plugins.module_utils import evidence, layouts, vllm_options
+from ansible_collections.llmhost.vllm.plugins.module_utils.evidence import H200_FP8_NOTE, KV_FP8_NOTE
+from ansible_collections.llmhost.vllm.plugins.module_utils.model_memory import (
+    GIB, LOAD_MARGIN, kv_bytes_per_token, loaded_bytes, model_shape)
 
-GIB = 1024 ** 3
-# Headroom per GPU beyond weights and KV cache: activations at the profiled batch, CUDA graphs,
-# the CUDA context and NCCL buffers. vLLM measures it at start; this is a conservative estimate.
+# Headroom per GPU beyond weights and KV cache: activations at the profiled batch, the CUDA context and NCCL buffers.
+# vLLM measures it at start; measured beside weights and KV at a 4090's budget: 1.02-1.95 GiB (3B to 32B AWQ,
+# tests/fixtures/device/vllm-0.25.0-plans-4090budget).
 OVERHEAD_BYTES = 2 * GIB
 FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
-MAX_NUM_SEQS_CAP = 256   # vLLM's default scheduler limit in the 0.6 series
-# The vLLM version an FP8 KV cache was measured with (tests/fixtures/bench/vllm-0.25.0-h200-4090budget).
-FP8_KV_MEASURED_FROM = (0, 25)
-H200_FP8_NOTE = ("on a lent H200 with a Qwen3-4B-shaped model the plan with FP8 weights gave 1.14x vLLM's defaults under "
-                 "mixed load at 0.73x their P95 TTFT, and 1.26x in single-stream decode (vLLM 0.25.0, the seed's "
-                 "protocol through playbooks/benchmark.yml's code; tests/fixtures/bench/vllm-0.25.0-h200-run2)")
-KV_FP8_NOTE = ("on a lent H200 held to an RTX 4090's memory budget (--gpu-memory-utilization 0.1538), FP8 KV doubled "
-               "the cache (237,520 tokens, against 118,768) and the plan's 55 sequences to 110: 1.40x the 16-bit "
-               "cache under mixed load at 0.68x its P95 TTFT (1.53x vLLM's defaults at 0.83x theirs), but 0.96x in "
-               "single-stream decode and 0.97x in prefill (and 0.97x single-stream on a whole H200); its quality "
-               "cost was not measured (random weights). vLLM 0.25.0; "
-               "tests/fixtures/bench/vllm-0.25.0-h200-4090budget")
-
+MAX_NUM_SEQS_CAP = layouts.MAX_NUM_SEQS_CAP
+# The smallest context the plan holds when none is asked (vllm_service_max_model_len=0), or the model's own limit.
+MIN_CONTEXT = 4096
 # The wishes' allowed values: the module's argument spec takes its choices from here.
 WISH_CHOICES = {
     "mode": ["auto", "replicas", "tensor_parallel"],
@@ -86,6 +79,7 @@ class _Plan:
         self.shape = model_shape(config)
         self.table = table
         self.kv_value_bytes = 2
+        self.kv_dtype = self.w["kv_cache_dtype"]
         self.decisions, self.warnings, self.flags = [], [], []
 
     def decide(self, key, value, reason):
@@ -94,9 +88,11 @@ class _Plan:
     def warn(self, text):
         self.warnings.append(text)
 
-    def kv_tokens(self, tp):
-        """Tokens of KV cache one GPU of a TP group holds after weights and headroom."""
-        budget = self.mem * self.util - self.wbytes / tp - OVERHEAD_BYTES
+    def kv_tokens(self, tp, sure=False):
+        """Tokens of KV cache one GPU of a TP group holds after weights and headroom; ``sure``: with LOAD_MARGIN of
+        the weights kept in reserve, for what must fit for vLLM to start (the context)."""
+        weights = self.wbytes / tp * (1 + (LOAD_MARGIN if sure else 0))
+        budget = self.mem * self.util - weights - OVERHEAD_BYTES
         return int(max(0, budget) // kv_bytes_per_token(self.shape, tp, self.kv_value_bytes))
 
 
@@ -108,48 +104,12 @@ def _cc(text):
         return None
 
 
-def model_shape(config):
-    """The numbers the plan needs from a Hugging Face config.json (dict)."""
-    cfg = config.get("text_config") or config
-    hidden = int(cfg["hidden_size"])
-    heads = int(cfg["num_attention_heads"])
-    kv_heads = int(cfg.get("num_key_value_heads") or heads)
-    head_dim = int(cfg.get("head_dim") or hidden // heads)
-    layers = int(cfg["num_hidden_layers"])
-    inter = int(cfg.get("intermediate_size") or 4 * hidden)
-    vocab = int(cfg.get("vocab_size") or 0)
-    tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
-    linear = layers * (hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2 + 3 * hidden * inter)
-    embed = vocab * hidden * (1 if tied else 2)
-    quant = config.get("quantization_config") or cfg.get("quantization_config") or None
-    return {
-        "architecture": (config.get("architectures") or ["?"])[0],
-        "hidden_size": hidden, "layers": layers, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim,
-        "max_position_embeddings": int(cfg.get("max_position_embeddings") or 0),
-        "linear_params": linear, "embedding_params": embed, "params": linear + embed,
-        "quantization": (quant or {}).get("quant_method") if quant else None,
-        "quantization_config": quant,
-    }
-
-
-def weight_bytes(shape, fmt):
-    """Estimated weight bytes for one copy of the model in a format."""
-    per_linear = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "awq": 0.5 + 2.5 / 128,
-                  "gptq": 0.5 + 2.5 / 128, "compressed-tensors": 0.5 + 2.5 / 128}.get(fmt, 2.0)
-    return int(shape["linear_params"] * per_linear + shape["embedding_params"] * 2)
-
-
-def kv_bytes_per_token(shape, tp, value_bytes=2):
-    """KV-cache bytes per token on one GPU of a TP group (2 bytes per value: a 16-bit cache; 1: FP8)."""
-    kv_heads_per_gpu = max(1, shape["kv_heads"] // tp)
-    return 2 * shape["layers"] * kv_heads_per_gpu * shape["head_dim"] * value_bytes
-
-
 def make_plan(gpus, p2p, config, wishes, table):
     """Return the plan dict; raise PlanError (message names the variable) for what cannot work."""
     plan = basis(gpus, config, wishes, table)
     choose_parallelism(plan, p2p)
     choose_kv_cache_for_load(plan)
+    check_pair(plan)
     size_context_and_batch(plan)
     choose_cuda_graphs(plan)
     choose_numa(plan)
@@ -173,7 +133,7 @@ def basis(gpus, config, wishes, table):
 def context_wanted(plan):
     """The context asked for (want_len, 0: decided) and the least the KV cache must hold (need_len)."""
     plan.want_len = int(plan.w["max_model_len"] or 0)
-    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or 4096, 4096)
+    plan.need_len = plan.want_len or min(plan.shape["max_position_embeddings"] or MIN_CONTEXT, MIN_CONTEXT)
 
 
 # One argument of the unit's command line: systemd splits VLLM_ARGS at whitespace and would expand $.
@@ -234,12 +194,15 @@ def choose_weight_format(plan):
         fmt = _best_format(plan)
     else:
         plan.decide("weight_format", fmt, "vllm_service_weight_format=%s (asked)" % fmt)
+        not_measured = evidence.lever_not_measured("fp8_weights", _vllm(plan)) if fmt == "fp8" else None
+        if not_measured:
+            plan.warn("vllm_service_weight_format=fp8: %s" % not_measured)
         if fmt == "fp8" and not _all_at_least(ccs, FP8_MIN_CC):
             plan.warn("fp8 on compute capability %s: no FP8 tensor cores, vLLM falls back to weight-only FP8 "
                       "kernels (memory saving, no speed-up)" % _cc_text(ccs))
     plan.flags += {"fp8": ["--quantization", "fp8"], "fp16": ["--dtype", "half"]}.get(fmt, [])
     plan.fmt = fmt
-    plan.wbytes = weight_bytes(plan.shape, fmt)
+    plan.wbytes = loaded_bytes(plan.shape, fmt)
 
 
 def choose_kv_cache(plan):
@@ -254,6 +217,9 @@ def choose_kv_cache(plan):
         if not _all_at_least(plan.ccs, FP8_MIN_CC):
             plan.warn("an FP8 KV cache on compute capability %s (no FP8 tensor cores) was never measured here"
                       % _cc_text(plan.ccs))
+        not_measured = evidence.lever_not_measured("fp8_kv", _vllm(plan))
+        if not_measured:
+            plan.warn("vllm_service_kv_cache_dtype=fp8: %s" % not_measured)
     elif plan.kv_dtype == "model":
         plan.decide("kv_cache_dtype", "model", "vllm_service_kv_cache_dtype=model (asked): a 16-bit KV cache, the "
                     "model's dtype")
@@ -296,27 +262,37 @@ def _why_not_fp8_kv(plan, fits, per_seq):
     if not _all_at_least(plan.ccs, FP8_MIN_CC):
         return ("the budget binds (%d sequences of %d tokens), but compute capability %s has no FP8 tensor cores, "
                 "where an FP8 cache was never measured" % (fits, per_seq, _cc_text(plan.ccs)))
-    version = str(plan.table.get("vllm_version", "?"))
-    if _version(version) < FP8_KV_MEASURED_FROM:
-        return ("the budget binds (%d sequences of %d tokens), but an FP8 cache was measured with vLLM 0.25.0, not %s "
-                "(vLLM 0.6's FlashAttention backend has none: its attention would move to xFormers); "
-                "vllm_service_kv_cache_dtype=fp8 asks for it" % (fits, per_seq, version))
+    why = (evidence.lever_not_measured("fp8_kv", _vllm(plan))
+           or evidence.pair_unproven(plan.fmt, "fp8", _vllm(plan)))
+    if why:
+        return ("the budget binds (%d sequences of %d tokens), but %s; vllm_service_kv_cache_dtype=fp8 asks for it"
+                % (fits, per_seq, why))
     return None
 
 
-def _version(text):
-    try:
-        return tuple(int(part) for part in text.split(".")[:2])
-    except ValueError:
-        return (0, 0)
+def _vllm(plan):
+    return str(plan.table.get("vllm_version", "?"))
+
+
+def check_pair(plan):
+    """Step 4c: the weight format and KV-cache type have been served together (module_utils/evidence.py); a pair
+    that has not is served as asked, with a warning naming what is unproven."""
+    why = evidence.pair_unproven(plan.fmt, plan.kv_dtype, _vllm(plan))
+    if why:
+        plan.warn("not known to start: %s; vLLM's start-up will tell (journalctl -u 'vllm@*')" % why)
 
 
 def _best_format(plan):
     ccs = plan.ccs
-    if _all_at_least(ccs, FP8_MIN_CC):
+    not_measured = evidence.lever_not_measured("fp8_weights", _vllm(plan))
+    if _all_at_least(ccs, FP8_MIN_CC) and not not_measured:
         plan.decide("weight_format", "fp8", "every GPU has FP8 tensor cores (compute capability %s): "
                     "--quantization fp8 quantizes the BF16 weights at load; %s" % (_cc_text(ccs), H200_FP8_NOTE))
         return "fp8"
+    if _all_at_least(ccs, FP8_MIN_CC):
+        plan.decide("weight_format", "bf16", "the checkpoint's 16-bit weights as they are: %s "
+                    "(vllm_service_weight_format=fp8 asks for them)" % not_measured)
+        return "bf16"
     if _all_at_least(ccs, BF16_MIN_CC):
         plan.decide("weight_format", "bf16", "no FP8 tensor cores (compute capability %s): the "
                     "checkpoint's 16-bit weights as they are" % _cc_text(ccs))
@@ -340,10 +316,8 @@ def choose_parallelism(plan, p2p):
         plan.tp = _asked_replicas(plan)
     elif tp > 1 or w["mode"] == "tensor_parallel":
         plan.tp = _asked_tensor_parallel(plan, tp)
-    elif plan.kv_tokens(1) >= plan.need_len:
-        plan.tp = _decided_replicas(plan, gpu_pairs(plan.used, p2p))
     else:
-        plan.tp = _decided_tensor_parallel(plan)
+        plan.tp = _decided_layout(plan, gpu_pairs(plan.used, p2p))
     tp = plan.tp
     plan.groups = [plan.used[k:k + tp] for k in range(0, n - n % tp, tp)]
     if n % tp:
@@ -351,7 +325,7 @@ def choose_parallelism(plan, p2p):
 
 
 def _asked_replicas(plan):
-    if plan.kv_tokens(1) < plan.need_len:
+    if plan.kv_tokens(1, sure=True) < plan.need_len:
         raise PlanError("vllm_service_mode=replicas: one GPU (%.1f GiB at utilization %.2f) cannot hold the "
                         "%.1f GiB of weights plus %d tokens of KV cache; use tensor_parallel"
                         % (plan.mem / GIB, plan.util, plan.wbytes / GIB, plan.need_len))
@@ -361,29 +335,53 @@ def _asked_replicas(plan):
 
 def _asked_tensor_parallel(plan, tp):
     tp = tp or _smallest_tp(plan) or len(plan.used)
-    if plan.kv_tokens(tp) < plan.need_len:
+    if plan.kv_tokens(tp, sure=True) < plan.need_len:
         raise PlanError("vllm_service_tensor_parallel_size=%d: %d GPU(s) cannot hold the weights plus %d tokens "
                         "of KV cache" % (tp, tp, plan.need_len))
     plan.decide("mode", "tensor_parallel", "asked: TP=%d" % tp)
     return tp
 
 
-def _decided_replicas(plan, pair_codes):
-    why = ("the model (%.1f GiB of %s weights) fits one GPU with room for %d tokens of KV cache"
-           % (plan.wbytes / GIB, plan.fmt, plan.kv_tokens(1)))
-    if len(plan.used) > 1:
-        p2p_ok = bool(pair_codes) and all(c == "OK" for c in pair_codes.values())
-        why += ("; one replica per GPU serves twice the requests with no all-reduce between GPUs%s"
-                % ("" if p2p_ok else ", which matters here: the GPUs have no peer-to-peer path (%s), so "
-                   "tensor-parallel all-reduce would go through host memory" % _pairs_text(pair_codes)))
-    plan.decide("mode", "replicas", why)
-    return 1
+def _decided_layout(plan, pair_codes):
+    """Every layout that holds the weights and the context, compared by what it serves (module_utils/layouts.py);
+    the goal picks. None fits: the refusal names the figures. With kv_cache_dtype=auto, the layouts are compared with
+    the cache the plan would take under load (FP8 where it may: choose_kv_cache_for_load)."""
+    fp8_kv = plan.kv_dtype == "auto" and not _why_not_fp8_kv(plan, 0, 1)
+    plan.kv_value_bytes = 1 if fp8_kv else plan.kv_value_bytes
+    options = layouts.feasible(plan, pair_codes)
+    plan.kv_value_bytes = 2 if fp8_kv else plan.kv_value_bytes
+    if not options:
+        return _decided_tensor_parallel(plan)
+    best, other = layouts.choose(options, plan.w["goal"])
+    plan.layouts = {"chosen": best, "runner_up": other}
+    mode = "replicas" if best["tp"] == 1 else "tensor_parallel"
+    plan.decide("mode", mode, _layout_reason(plan, best, other, pair_codes))
+    return best["tp"]
+
+
+def _layout_reason(plan, best, other, pair_codes):
+    fits = ("the model (%.1f GiB of %s weights) %s one GPU" % (
+        plan.wbytes / GIB, plan.fmt, "fits" if plan.kv_tokens(1, sure=True) >= plan.need_len else "does not fit"))
+    if other is None:
+        why = "%s; %s" % (fits, layouts.describe(best))
+        return why + ("" if best["tp"] == 1 else "; TP=%d is the smallest split that holds the weights and %d "
+                      "tokens of KV cache" % (best["tp"], plan.need_len))
+    goal = ("the most tokens/s at full load" if plan.w["goal"] == "throughput"
+            else "the shortest single-stream step")
+    why = "%s. Chosen for %s (vllm_service_goal=%s): %s; against %s" % (
+        fits, goal, plan.w["goal"], layouts.describe(best), layouts.describe(other))
+    p2p_ok = bool(pair_codes) and all(c == "OK" for c in pair_codes.values())
+    if not p2p_ok:
+        why += "; the GPUs have no peer-to-peer path (%s)" % (_pairs_text(pair_codes) or "unknown")
+    basis = "an estimate: memory traffic over the GPU's %d GB/s (%s), all-reduce bytes over the link" % (
+        best["memory_gbps"], "its data sheet" if best["memory_gbps_known"] else "a guess: a GPU the plan does not know")
+    return "%s. This rests on %s; %s" % (why, basis, layouts.TWO_H200_NOTE)
 
 
 def _decided_tensor_parallel(plan):
     n, tp = len(plan.used), _smallest_tp(plan)
     if not tp and plan.want_len:
-        best = max(plan.kv_tokens(t) for t in (1, 2, 4, 8) if t <= n)
+        best = max(plan.kv_tokens(t, sure=True) for t in (1, 2, 4, 8) if t <= n)
         raise PlanError("vllm_service_max_model_len=%d does not fit: even split over %d GPU(s) the KV-cache budget "
                         "holds about %d tokens per replica" % (plan.want_len, n, best))
     if not tp:
@@ -397,9 +395,10 @@ def _decided_tensor_parallel(plan):
 
 
 def size_context_and_batch(plan):
-    """Step 5: --max-model-len and --max-num-seqs within the KV-cache budget of one replica."""
+    """Step 5: --max-model-len within the KV cache vLLM will surely have (the estimate, with LOAD_MARGIN of the
+    weights in reserve: a context vLLM cannot hold stops its start), --max-num-seqs within the estimate."""
     plan.cap = cap = plan.kv_tokens(plan.tp)
-    plan.max_len = _context_length(plan, cap)
+    plan.max_len = _context_length(plan, plan.kv_tokens(plan.tp, sure=True))
     want_seqs = int(plan.w["max_num_seqs"] or 0)
     per_seq = max(1, min(int(plan.w["tokens_per_seq"]), plan.max_len))
     if want_seqs:
@@ -424,9 +423,10 @@ def _context_length(plan, cap):
         return max_len
     if want > cap:
         raise PlanError("vllm_service_max_model_len=%d does not fit: at TP=%d the KV-cache budget per replica "
-                        "holds about %d tokens (%.1f GiB GPU x %.2f, minus %.1f GiB of weights and %.1f GiB of "
-                        "headroom)" % (want, plan.tp, cap, plan.mem / GIB, plan.util, plan.wbytes / plan.tp / GIB,
-                                       OVERHEAD_BYTES / GIB))
+                        "holds about %d tokens (%.1f GiB GPU x %.2f, minus %.1f GiB of weights with %d%% of them "
+                        "in reserve, and %.1f GiB of headroom)" % (
+                            want, plan.tp, cap, plan.mem / GIB, plan.util, plan.wbytes / plan.tp / GIB,
+                            LOAD_MARGIN * 100, OVERHEAD_BYTES / GIB))
     if limit and want > limit:
         raise PlanError("vllm_service_max_model_len=%d is beyond the model's max_position_embeddings (%d)"
                         % (want, limit))
@@ -534,12 +534,20 @@ def _result(plan, replicas):
         "model": {k: shape[k] for k in ("architecture", "layers", "heads", "kv_heads", "head_dim",
                                         "max_position_embeddings", "quantization")},
         "vllm_version": plan.table.get("vllm_version"),
+        # the layouts compared when the plan chose one (module_utils/layouts.py): their figures, rounded
+        "layouts": dict((k, _rounded(v)) for k, v in getattr(plan, "layouts", {}).items()) or None,
     }
+
+
+def _rounded(figures):
+    if figures is None:
+        return None
+    return dict((k, round(v, 2) if isinstance(v, float) else v) for k, v in figures.items())
 
 
 def _smallest_tp(plan):
     for tp in (2, 4, 8):
-        if tp <= len(plan.used) and plan.shape["heads"] % tp == 0 and plan.kv_tokens(tp) >= plan.need_len:
+        if tp <= len(plan.used) and plan.shape["heads"] % tp == 0 and plan.kv_tokens(tp, sure=True) >= plan.need_len:
             return tp
     return 0
 

@@ -131,7 +131,8 @@ plan:
     - C(mode) (replicas or tensor_parallel), C(tensor_parallel_size), C(weight_format), C(kv_cache_dtype), C(max_model_len),
       C(max_num_seqs),
       C(served_model_name), C(model_path), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env),
-      C(options)), C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version).
+      C(options)), C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version),
+      C(layouts) (the figures of the C(chosen) layout and the C(runner_up), when the plan chose between layouts).
   returned: success
   type: dict
 """

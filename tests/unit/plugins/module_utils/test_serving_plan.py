@@ -1,9 +1,11 @@
 """The serving plan on real GPU facts (our H200 captures; a 2x4090 built from public captures) and
 Qwen-shaped model configs, with the option tables of the profiles' real vLLM versions."""
 import json
+import re
 from pathlib import Path
 
 import pytest
+import shapes
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import nvidia_smi as smi
 from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp
@@ -48,26 +50,33 @@ def keyed(p):
     return {d["key"]: d for d in p["decisions"]}
 
 
-def test_design_card_box_serves_the_seed_model_as_two_fp8_replicas_without_p2p(rtx4090x2):
+def test_design_card_box_serves_the_seed_model_as_two_replicas_without_p2p(rtx4090x2):
     gpus, p2p = rtx4090x2
     assert p2p == {"0,1": "NS"}
     p = plan(gpus, p2p, QWEN25_3B, version="0.6.3", served_model_name="qwen")
     assert p["mode"] == "replicas" and p["tensor_parallel_size"] == 1
     assert [r["gpus"] for r in p["replicas"]] == [[0], [1]]
     assert [r["port"] for r in p["replicas"]] == [8000, 8001]
-    assert p["weight_format"] == "fp8"
     d = keyed(p)
     assert "no peer-to-peer path (0,1: NS)" in d["mode"]["reason"]
-    assert "FP8 tensor cores (compute capability 8.9)" in d["weight_format"]["reason"]
+    # the one rule for evidence: FP8 weights were measured with vLLM 0.25.0, which does not count for 0.6.3
+    assert p["weight_format"] == "bf16" and p["kv_cache_dtype"] == "model"
+    assert ("FP8 weights were measured with vLLM 0.25.0, and a measurement counts for that vLLM and later ones, not "
+            "for 0.6.3") in d["weight_format"]["reason"]
     assert d["numa"]["value"] == "off"
     r = p["replicas"][0]
     assert r["env"] == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "0"}
     assert p["model_path"] == "/srv/models/m" and r["options"][:2] == ["--host", "127.0.0.1"]
     assert "--enforce-eager" not in r["options"] and "--shutdown-timeout" not in r["options"]  # 0.6.3 has no drain option
-    assert r["options"][r["options"].index("--quantization") + 1] == "fp8"
+    assert "--quantization" not in r["options"] and not p["warnings"]
     assert p["max_model_len"] == 32768                 # the model's own limit fits easily
     assert 1 <= p["max_num_seqs"] <= 256
     assert vllm_options.validate(r["options"], table("0.6.3"), "x") == []
+    # under the current profile's vLLM the measurement counts: FP8 weights, as measured
+    current = plan(gpus, p2p, QWEN25_3B, version="0.33.0")
+    assert current["weight_format"] == "fp8" and "FP8 tensor cores (compute capability 8.9)" in \
+        keyed(current)["weight_format"]["reason"]
+    assert current["replicas"][0]["options"][current["replicas"][0]["options"].index("--quantization") + 1] == "fp8"
 
 
 AWQ_CONFIG = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
@@ -140,23 +149,34 @@ def _measured(run, phase):
     return result["output_throughput"], result["p95_ttft_ms"]
 
 
+def _kv_tokens_measured(server):
+    """vLLM's own "GPU KV cache size" of a server in the budget runs' start-up lines."""
+    text = (BUDGET_RUNS / "server-lines.txt").read_text()
+    block = text.split("== %s\n" % server, 1)[1].split("\n== ", 1)[0]
+    return int(re.search(r"GPU KV cache size: ([\d,]+) tokens", block).group(1).replace(",", ""))
+
+
 def test_the_options_measured_under_a_4090s_budget_are_the_plan_for_one_4090(rtx4090x2):
-    """The 16-bit cache holds 55 sequences of 2048 tokens, fewer than the 256 the scheduler runs: the budget binds,
-    and the plan takes the FP8 cache, as the plan_kvfp8 run did; goal latency keeps the plan run's options."""
+    """The 16-bit cache holds 54 sequences of 2048 tokens, fewer than the 256 the scheduler runs: the budget binds,
+    and the plan takes the FP8 cache, as the plan_kvfp8 run did; goal latency keeps the plan run's options. Those runs
+    asked for 110 and 55 sequences; the plan now counts the 0.1 GiB vLLM holds beside the weights (measured since) and
+    asks one fewer, still what the measured caches hold without preemption."""
     gpus, p2p = rtx4090x2
     p = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, version="0.33.0")
     # tests/fixtures/bench/vllm-0.25.0-h200-4090budget/plan_kvfp8 ran these (not --shutdown-timeout: it only drains)
-    assert p["replicas"][0]["options"][6:] == ["--max-model-len", "32768", "--max-num-seqs", "110",
+    assert p["replicas"][0]["options"][6:] == ["--max-model-len", "32768", "--max-num-seqs", "109",
                                                "--gpu-memory-utilization", "0.90", "--shutdown-timeout", "30",
                                                "--quantization", "fp8", "--kv-cache-dtype", "fp8"]
+    assert 109 * 2048 <= _kv_tokens_measured("plan_4090_kvfp8")
     d = keyed(p)["kv_cache_dtype"]
     assert p["kv_cache_dtype"] == d["value"] == "fp8"
-    assert "holds 55 sequences of 2048 tokens, fewer than the 256" in d["reason"] and "1.53x" in d["reason"]
+    assert "holds 54 sequences of 2048 tokens, fewer than the 256" in d["reason"] and "1.53x" in d["reason"]
     latency = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, version="0.33.0", goal="latency")
     # .../plan ran these
-    assert latency["replicas"][0]["options"][6:] == ["--max-model-len", "32768", "--max-num-seqs", "55",
+    assert latency["replicas"][0]["options"][6:] == ["--max-model-len", "32768", "--max-num-seqs", "54",
                                                      "--gpu-memory-utilization", "0.90", "--shutdown-timeout", "30",
                                                      "--quantization", "fp8"]
+    assert 54 * 2048 <= _kv_tokens_measured("plan_4090")
     assert latency["kv_cache_dtype"] == "model" and "vllm_service_goal=latency" in keyed(latency)["kv_cache_dtype"]["reason"]
 
 
@@ -175,7 +195,8 @@ def test_the_default_plan_is_the_best_measured_choice_under_load_on_a_4090s_budg
 
 
 @pytest.mark.parametrize("gpu,version,words", [
-    ({}, "0.6.3", "measured with vLLM 0.25.0, not 0.6.3"),
+    ({}, "0.6.3", "an FP8 KV cache was measured with vLLM 0.25.0, and a measurement counts for that vLLM and later "
+                  "ones, not for 0.6.3"),
     ({"compute_capability": "8.6"}, "0.33.0", "compute capability 8.6 has no FP8 tensor cores"),
     ({"memory_total_mib": 143771}, "0.33.0", "the budget does not bind"),
 ])
@@ -192,8 +213,8 @@ def test_an_fp8_kv_cache_is_asked_for_and_sized_for_twice_the_tokens(rtx4090x2):
     fp8 = plan(gpus[:1], p2p, QWEN3_4B_REAL_LIMIT, kv_cache_dtype="fp8")
     assert fp8["estimates"]["kv_bytes_per_token"] * 2 == auto["estimates"]["kv_bytes_per_token"]
     assert fp8["estimates"]["kv_tokens_per_replica"] == 2 * auto["estimates"]["kv_tokens_per_replica"]
-    # the 110 sequences the measured FP8 run used
-    assert (auto["max_num_seqs"], fp8["max_num_seqs"]) == (55, 110)
+    # one fewer than the 55 and 110 the measured runs used (the 0.1 GiB vLLM holds beside the weights, counted now)
+    assert (auto["max_num_seqs"], fp8["max_num_seqs"]) == (54, 109)
     opts = fp8["replicas"][0]["options"]
     assert opts[opts.index("--kv-cache-dtype") + 1] == "fp8" and fp8["kv_cache_dtype"] == "fp8"
     assert "(asked)" in keyed(fp8)["kv_cache_dtype"]["reason"] and not fp8["warnings"]
@@ -237,7 +258,8 @@ def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
 @pytest.mark.parametrize("wishes,words", [
     ({"tensor_parallel_size": 4}, "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
     ({"tensor_parallel_size": 3, "gpus": [0, 1]}, "vllm_service_tensor_parallel_size=3 is larger"),
-    ({"max_model_len": 262144, "weight_format": "bf16"}, "vllm_service_max_model_len=262144 does not fit"),
+    ({"max_model_len": 262144, "weight_format": "bf16", "kv_cache_dtype": "model"},
+     "vllm_service_max_model_len=262144 does not fit"),
     ({"gpus": [0, 2]}, "vllm_service_gpus=[0, 2] names GPU(s) [2]"),
     ({"weight_format": "int3"}, "vllm_service_weight_format=int3; choose one of"),
     ({"weight_format": "checkpoint"}, "vllm_service_weight_format=checkpoint, but the model has no quantization_config"),
@@ -316,7 +338,7 @@ def test_step_weight_format_takes_the_weakest_gpu(rtx4090x2):
     p = started([dict(gpus[0], compute_capability="8.6")], weight_format="fp8")
     sp.choose_weight_format(p)
     assert p.flags == ["--quantization", "fp8"] and "no FP8 tensor cores" in p.warnings[0]
-    assert p.wbytes == sp.weight_bytes(p.shape, "fp8") < sp.weight_bytes(p.shape, "bf16")
+    assert p.wbytes == sp.loaded_bytes(p.shape, "fp8") < sp.loaded_bytes(p.shape, "bf16")
 
 
 def test_step_parallelism_leaves_an_odd_gpu_out_with_a_warning(h200x2_facts):
@@ -376,3 +398,91 @@ def test_the_wishes_allowed_values_have_one_home():
     task = [t for t in yaml.safe_load((role / "tasks" / "preflight.yml").read_text())
             if "llmhost.vllm.vllm_serving_plan" in t][0]
     assert set(task["llmhost.vllm.vllm_serving_plan"]["wishes"]) == set(spec)
+
+
+# Layout by what each choice serves (module_utils/layouts.py), on the public 2x4090 facts.
+
+def test_a_30b_class_awq_model_gets_tensor_parallel_with_both_layouts_figures(rtx4090x2):
+    """Its weights fit one 4090, but a replica keeps ~1 GiB for the KV cache (vLLM had 4,688 tokens at that budget:
+    tests/fixtures/device/vllm-0.25.0-plans-4090budget); TP=2 holds half the weights per GPU and serves far more."""
+    gpus, p2p = rtx4090x2
+    for version in ("0.33.0", "0.6.3"):
+        p = plan(gpus, p2p, shapes.QWEN25_32B_AWQ, version=version)
+        assert p["mode"] == "tensor_parallel" and p["tensor_parallel_size"] == 2, version
+        assert p["weight_format"] == "awq" and p["kv_cache_dtype"] == "model"   # AWQ with an FP8 cache failed
+        reason = keyed(p)["mode"]["reason"]
+        assert reason.startswith("the model (18.1 GiB of awq weights) fits one GPU. Chosen for the most tokens/s at "
+                                 "full load (vllm_service_goal=throughput): TP=2: 9.0 GiB of weights")
+        assert "; against one replica per GPU: 18.1 GiB of weights and 6103 tokens of KV cache per replica (2 " \
+               "sequences" in reason
+        assert "over PCIe gen 4 x16 through host memory (no peer-to-peer path)" in reason
+        assert "This rests on an estimate" in reason and "never on PCIe" in reason
+        assert p["replicas"][0]["env"]["NCCL_P2P_DISABLE"] == "1"
+    tp, rep = layouts_of(gpus, p2p, shapes.QWEN25_32B_AWQ)
+    assert tp["seqs"] >= 10 * rep["seqs"] and tp["tokens_per_s"] > 3 * rep["tokens_per_s"]
+
+
+def layouts_of(gpus, p2p, config, **wishes):
+    p = plan(gpus, p2p, config, **wishes)
+    chosen = p["layouts"]["chosen"]
+    return chosen, p["layouts"]["runner_up"]
+
+
+def test_a_mixture_of_experts_model_counts_its_experts_and_splits_over_two_4090s(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, shapes.QWEN3_30B_A3B)
+    assert (p["mode"], p["tensor_parallel_size"], p["weight_format"]) == ("tensor_parallel", 2, "fp8")
+    assert p["estimates"]["weight_gib"] == 29.13 and round(p["estimates"]["params"] / 1e9, 1) == 30.5
+    assert "does not fit one GPU" in keyed(p)["mode"]["reason"]
+    # one 4090 cannot hold it; the seed's vLLM gets no FP8 weights (measured with 0.25.0), and 57 GiB fits nowhere
+    with pytest.raises(sp.PlanError, match=r"the model \(29\.1 GiB of fp8 weights, 4096 tokens of context\) does not "
+                                           r"fit the 1 GPU"):
+        plan(gpus[:1], p2p, shapes.QWEN3_30B_A3B)
+    with pytest.raises(sp.PlanError, match=r"\(57\.0 GiB of bf16 weights.*does not fit the 2 GPU"):
+        plan(gpus, p2p, shapes.QWEN3_30B_A3B, version="0.6.3")
+
+
+@pytest.mark.parametrize("config,seqs", [(shapes.QWEN3_4B, 109), (shapes.QWEN3_8B, 76)])
+def test_the_4b_and_8b_shapes_keep_their_measured_plans_as_one_replica_per_4090(rtx4090x2, config, seqs):
+    gpus, p2p = rtx4090x2
+    one, two = plan(gpus[:1], p2p, config), plan(gpus, p2p, config)
+    assert two["mode"] == "replicas" and len(two["replicas"]) == 2
+    for p in (one, two):
+        assert (p["weight_format"], p["kv_cache_dtype"], p["max_model_len"], p["max_num_seqs"]) == \
+            ("fp8", "fp8", 32768, seqs)
+    reason = keyed(two)["mode"]["reason"]
+    assert "Chosen for the most tokens/s at full load" in reason and "against TP=2" in reason
+    chosen, other = layouts_of(gpus, p2p, config)
+    assert chosen["tp"] == 1 and other["tp"] == 2
+
+
+def test_goal_latency_compares_single_stream_steps(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, shapes.QWEN25_32B_AWQ, goal="latency")
+    chosen, other = p["layouts"]["chosen"], p["layouts"]["runner_up"]
+    assert "Chosen for the shortest single-stream step (vllm_service_goal=latency)" in keyed(p)["mode"]["reason"]
+    # half the weights read per GPU and step, against 128 small all-reduces through host memory
+    assert chosen["tp"] == 2 and chosen["single_ms"] * sp.layouts.REPLICAS_KEPT_WITHIN < other["single_ms"]
+    # a small model: the all-reduces cost what the halved reads save, and replicas stay
+    assert plan(gpus, p2p, shapes.QWEN3_4B, goal="latency")["mode"] == "replicas"
+
+
+def test_replicas_are_kept_unless_tensor_parallel_is_clearly_ahead():
+    from ansible_collections.llmhost.vllm.plugins.module_utils import layouts
+    replicas = {"tp": 1, "tokens_per_s": 1000.0, "single_ms": 10.0}
+    close = {"tp": 2, "tokens_per_s": 1090.0, "single_ms": 9.2}
+    ahead = {"tp": 2, "tokens_per_s": 1200.0, "single_ms": 8.0}
+    assert layouts.choose([replicas, close], "throughput") == (replicas, close)
+    assert layouts.choose([replicas, ahead], "throughput") == (ahead, replicas)
+    assert layouts.choose([replicas, close], "latency") == (replicas, close)
+    assert layouts.choose([replicas, ahead], "latency") == (ahead, replicas)
+    assert layouts.choose([ahead], "latency") == (ahead, None)
+
+
+def test_the_link_comes_from_the_facts_and_an_unknown_one_is_said_so(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    bare = [dict(g, pcie={}) for g in gpus]
+    reason = keyed(plan(bare, p2p, shapes.QWEN25_32B_AWQ))["mode"]["reason"]
+    assert "PCIe gen 4 x16 (assumed: gpu_facts has no link) through host memory" in reason
+    other = [dict(g, name="NVIDIA Mystery GPU") for g in gpus]
+    assert "a guess: a GPU the plan does not know" in keyed(plan(other, p2p, shapes.QWEN25_32B_AWQ))["mode"]["reason"]
