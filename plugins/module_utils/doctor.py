@@ -251,8 +251,8 @@ def unit_properties(text):
 def not_serving_yet():
     """The check a host gets before vllm_service has run: no model known, so no plan and no replica to read."""
     return check("service", "vLLM replicas", "the serving plan's", "none yet: no model is known on this host", INFO,
-                 "run site.yml (the model role fetches the model; vllm_service plans and starts the replicas), or set "
-                 "vllm_service_model_path; the checks above need no service")
+                 "run site.yml (the model role fetches the model; vllm_service plans and starts the replicas, and the "
+                 "gateway fronts them), or set vllm_service_model_path; the checks above need no service")
 
 
 def build(host, evidence):
