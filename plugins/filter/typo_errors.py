@@ -11,9 +11,13 @@ version_added: 0.1.0
 description:
   - Ansible ignores a variable nobody reads and a tag nobody carries, so C(-e vllm_service_max_model_length=8192)
     or C(--tags vllm_serivce) run with rc 0 and do nothing. This filter names each, with the closest known spelling.
-  - A variable is checked when it starts with a role's name and an underscore (C(vllm_service_), C(model_), ...);
-    it is known when a role declares it (C(meta/argument_specs.yml)), defines it (C(defaults/), C(vars/)), sets
-    it (C(set_fact)) or registers it. A tag is known when a task file or playbook of the collection carries it.
+  - A variable no role knows is refused when it starts with a role's name and an underscore (C(vllm_service_),
+    C(model_), ...), mistypes such a prefix (C(vllm_serivce_port)), or is near a declared name (C(llmhost_stak));
+    others (a user's own, far from every declared name) pass. It is known when a role declares it
+    (C(meta/argument_specs.yml)), defines it (C(defaults/), C(vars/)), sets it (C(set_fact)) or registers it, or
+    is a play-wide switch (C(llmhost_reports_dir), C(llmhost_allow_unknown_vars)). The name meant counts a word
+    left out as near (C(vllm_service_port) is C(vllm_service_base_port)). A tag is known when a task file or
+    playbook of the collection carries it.
   - Reads the collection's own files on the controller, in the copy this filter belongs to.
   - Returns one sentence per typo; an empty list when there is none.
 options:

@@ -1,4 +1,6 @@
 """Mistyped variables and tags (module_utils/typos.py): what is known, what is refused, what is suggested."""
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import typos
@@ -55,3 +57,49 @@ def test_tags_nobody_carries_are_refused_under_both_options():
 
 def test_a_word_far_from_every_name_gets_no_guess():
     assert typos.closest("zzzz", ["vllm_service"]) is None
+
+
+# Beyond a role's prefix: a mistyped prefix, a name near a declared one, a word left out (the real collection's names).
+
+@pytest.mark.parametrize("name,meant", [
+    ("vllm_serivce_port", "vllm_service_base_port"),     # the prefix mistyped, and a word left out
+    ("gatway_port", "gateway_port"),
+    ("llmhost_stak", "llmhost_stack"),                   # near a declared name, no role's prefix
+    ("vllm_service_port", "vllm_service_base_port"),     # not vllm_service_host
+    ("model_revison", "model_revision"),
+])
+def test_a_typo_in_any_prefix_is_refused_with_the_name_meant(name, meant):
+    from ansible_collections.llmhost.vllm.plugins.filter.typo_errors import typo_errors
+    errors = typo_errors([name])
+    assert len(errors) == 1 and "%s is not a variable of any role of llmhost.vllm (did you mean %s?)" % (name, meant) \
+        in errors[0], errors
+
+
+def _names_set_in(node, found):
+    """Every variable a Molecule scenario's inventory or vars set (host_vars, group_vars, vars)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("host_vars", "group_vars") and isinstance(value, dict):
+                for block in value.values():
+                    found.update(block if isinstance(block, dict) else {})
+            _names_set_in(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _names_set_in(item, found)
+    return found
+
+
+def test_names_a_user_or_our_own_inventories_set_on_purpose_pass():
+    """No false alarm: the example inventory (its vaulted secrets included), every scenario's variables, the
+    play-wide switches, Ansible's own names."""
+    import yaml
+    from ansible_collections.llmhost.vllm.plugins.filter.typo_errors import typo_errors
+    root = Path(__file__).resolve().parents[4]
+    names = {"vault_vllm_key", "vault_alice_key", "my_var", "ansible_host", "inventory_hostname", "group_names",
+             "omit", "playbook_dir", "llmhost_reports_dir", "llmhost_allow_unknown_vars"}
+    for path in root.glob("inventories/*/group_vars/*.yml"):
+        names.update(yaml.safe_load(path.read_text()) or {})
+    for path in root.glob("molecule/*/molecule.yml"):
+        _names_set_in(yaml.safe_load(path.read_text()), names)
+    assert len(names) > 50
+    assert typo_errors(sorted(names)) == []
