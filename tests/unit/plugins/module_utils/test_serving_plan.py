@@ -15,19 +15,10 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
 ROOT = Path(__file__).resolve().parents[4]
 TABLES = ROOT / "roles" / "vllm_service" / "files" / "vllm-options"
 
-# config.json shapes of the profiles' default models (numbers from their published configs)
-QWEN25_3B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 36,
-             "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 11008,
-             "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": True,
-             "torch_dtype": "bfloat16"}
-QWEN3_4B = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": 2560, "num_hidden_layers": 36,
-            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 9728,
-            "vocab_size": 151936, "max_position_embeddings": 262144, "tie_word_embeddings": True,
-            "torch_dtype": "bfloat16"}
-QWEN25_32B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "num_hidden_layers": 64,
-              "num_attention_heads": 40, "num_key_value_heads": 8, "intermediate_size": 27648,
-              "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": False,
-              "torch_dtype": "bfloat16"}
+# config.json shapes (tests/unit/shapes.py, the published configs' numbers); Qwen3-4B-Instruct-2507 publishes 262144
+# tokens of context, the lent runs' folder 40960
+QWEN25_3B, QWEN25_32B = shapes.QWEN25_3B, shapes.QWEN25_32B
+QWEN3_4B = dict(shapes.QWEN3_4B, max_position_embeddings=262144)
 
 
 def table(version):
@@ -79,8 +70,7 @@ def test_design_card_box_serves_the_seed_model_as_two_replicas_without_p2p(rtx40
     assert current["replicas"][0]["options"][current["replicas"][0]["options"].index("--quantization") + 1] == "fp8"
 
 
-AWQ_CONFIG = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
-QWEN25_32B_AWQ = dict(QWEN25_32B, quantization_config=AWQ_CONFIG)
+QWEN25_32B_AWQ = shapes.QWEN25_32B_AWQ
 
 
 def test_a_model_too_big_for_one_consumer_gpu_goes_tensor_parallel_with_p2p_off(rtx4090x2):
@@ -138,7 +128,7 @@ def test_cuda_graphs_stay_on_unless_eager_is_asked(rtx4090x2):
     assert any("debug switch" in w for w in p["warnings"])
 
 
-QWEN3_4B_REAL_LIMIT = dict(QWEN3_4B, max_position_embeddings=40960)  # the lent runs' model folder
+QWEN3_4B_REAL_LIMIT = shapes.QWEN3_4B  # the lent runs' model folder
 
 
 BUDGET_RUNS = ROOT / "tests" / "fixtures" / "bench" / "vllm-0.25.0-h200-4090budget"
