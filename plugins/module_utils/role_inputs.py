@@ -286,7 +286,7 @@ TABLES = {
                    "vllm_service_max_model_len": (0, None), "vllm_service_max_num_seqs": (0, None),
                    "vllm_service_tokens_per_seq": (1, 10485760), "vllm_service_shutdown_timeout": (0, 3600),
                    "vllm_service_restart_settle": (0, 300), "vllm_service_ready_timeout": (1, 86400),
-                   "vllm_service_gpu_memory_utilization": (0.01, 1)},
+                   "vllm_service_gpu_memory_utilization": serving_plan.UTILIZATION_RANGE},
         "names": {"vllm_service_host": ("host", False), "vllm_service_advertise_address": ("host", True),
                   "vllm_service_served_model_name": ("arg", True), "vllm_service_user": ("user", True),
                   "vllm_service_after": ("unit", False), "vllm_service_unit_name": ("unit_prefix", False)},

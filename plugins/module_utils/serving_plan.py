@@ -30,6 +30,9 @@ OVERHEAD_BYTES = 2 * GIB
 FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
 MAX_NUM_SEQS_CAP = layouts.MAX_NUM_SEQS_CAP
+# The share of each GPU's memory vLLM may take: below 0.1 no model fits, above 0.98 the CUDA context and the
+# allocator's own blocks have no room. The first play checks vllm_service_gpu_memory_utilization with this range.
+UTILIZATION_RANGE = (0.1, 0.98)
 # The smallest context the plan holds when none is asked (vllm_service_max_model_len=0), or the model's own limit.
 MIN_CONTEXT = 4096
 # The wishes' allowed values: the module's argument spec takes its choices from here.
@@ -173,8 +176,9 @@ def select_gpus(plan, gpus):
     plan.mem = min(mems)
     plan.ccs = [_cc(plan.by_index[i].get("compute_capability")) for i in plan.used]
     plan.util = float(plan.w["gpu_memory_utilization"])
-    if not 0.1 <= plan.util <= 0.98:
-        raise PlanError("vllm_service_gpu_memory_utilization=%s must be between 0.1 and 0.98" % plan.util)
+    if not UTILIZATION_RANGE[0] <= plan.util <= UTILIZATION_RANGE[1]:
+        raise PlanError("vllm_service_gpu_memory_utilization=%s must be between %s and %s"
+                        % ((plan.util,) + UTILIZATION_RANGE))
 
 
 def choose_weight_format(plan):

@@ -89,7 +89,7 @@ CASES = [
     ("gateway", {"gateway_clients": [{"name": "a", "key": "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}],
                  "vllm_service_api_key": "k3Q9x-Vw7Lp2Zr8Tn4Yb6Hc1"}, "its key is the one the gateway presents to vLLM"),
     ("vllm_service", {"vllm_service_base_port": 80}, "vllm_service_base_port=80 must be a number from 1024 to 65535"),
-    ("vllm_service", {"vllm_service_gpu_memory_utilization": float("nan")}, "must be a number from 0.01 to 1"),
+    ("vllm_service", {"vllm_service_gpu_memory_utilization": float("nan")}, "must be a number from 0.1 to 0.98"),
     ("vllm_service", {"vllm_service_host": "a b"}, "vllm_service_host: 'a b' is not a host name or an IP address"),
     ("vllm_service", {"vllm_service_advertise_address": "10.0.0.2 evil"}, "vllm_service_advertise_address: '10.0.0.2 evil'"),
     ("vllm_service", {"vllm_service_after": "network.target"}, "vllm_service_after must be a list"),

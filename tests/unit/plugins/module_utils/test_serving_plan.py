@@ -476,3 +476,19 @@ def test_the_link_comes_from_the_facts_and_an_unknown_one_is_said_so(rtx4090x2):
     assert "PCIe gen 4 x16 (assumed: gpu_facts has no link) through host memory" in reason
     other = [dict(g, name="NVIDIA Mystery GPU") for g in gpus]
     assert "a guess: a GPU the plan does not know" in keyed(plan(other, p2p, shapes.QWEN25_32B_AWQ))["mode"]["reason"]
+
+
+@pytest.mark.parametrize("value", [0.05, 0.0999, 0.1, 0.5, 0.98, 0.9801, 1.0])
+def test_the_first_play_and_the_plan_give_one_verdict_on_the_memory_share(rtx4090x2, value):
+    """One range (serving_plan.UTILIZATION_RANGE): 0.05 was let through by the first play (0.01 to 1) and refused
+    only by the plan, after kernel, driver, vLLM and model had changed the host."""
+    from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs, value_checks
+    name = "vllm_service_gpu_memory_utilization"
+    low, high = role_inputs.TABLES["vllm_service"]["ranges"][name]      # what the first play checks it against
+    first_play = value_checks.range_errors({name: [value, low, high]})
+    try:
+        plan(rtx4090x2[0], rtx4090x2[1], QWEN25_3B, gpu_memory_utilization=value)
+        planned = True
+    except sp.PlanError as e:
+        planned = "gpu_memory_utilization" not in str(e)
+    assert bool(first_play) != planned, (value, first_play)
