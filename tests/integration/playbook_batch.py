@@ -28,9 +28,12 @@ def run_batch(tmp, inventory, playbook, *args):
     of the plays it ran tasks in], "changed": n}}), read from the ansible.posix.json callback's report."""
     (tmp / "hosts.yml").write_text(json.dumps(inventory))
     (tmp / "play.yml").write_text(playbook)
+    # One fork: `make test` runs these tables beside the container scenario, and a batch run's forks (each host's
+    # task in a process of its own) slowed that scenario's playbook runs 3-5 times whatever the niceness, where one
+    # fork left them as fast as alone; the tables take as long (pytest's two workers keep both cores busy).
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_RETRY_FILES_ENABLED="0",
-               ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_FORKS="8")
+               ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_FORKS="1")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp / "hosts.yml"),
                            str(tmp / "play.yml"), "-e", "llmhost_reports_dir=%s" % (tmp / "reports"), *args],
                           capture_output=True, text=True, env=env, timeout=900, check=False)

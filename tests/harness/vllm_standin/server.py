@@ -14,7 +14,8 @@ needs strictness:
     of its venv (startup_work below): it imports torch, pins threads to CPUs, spawns a worker through
     torch.multiprocessing, joins it in a gloo process group over loopback and all-reduces through it,
     and shares a tensor through shared memory. A sandbox that kills or refuses any of it stops the
-    stand-in as it would stop vLLM (exit 3), so the unit's sandbox is tried by real library code.
+    stand-in as it would stop vLLM (exit 3), so the unit's sandbox is tried by real library code
+    (with VLLM_STANDIN_STARTUP_WORK=first, at each replica's first start only);
 It generates no text: completions return a fixed string."""
 import argparse
 import json
@@ -266,11 +267,19 @@ def main(argv=None):
     if cache:  # the real server keeps its torch.compile cache here
         os.makedirs(os.path.join(cache, "torch_compile_cache"), exist_ok=True)
     print("INFO stand-in vLLM %s: loading %s (%s)" % (VERSION, ARGS.model_tag, " ".join(argv[1:])), flush=True)
-    try:
-        print("INFO stand-in: start-up work done: %s" % startup_work(), flush=True)
-    except Exception as exc:  # what vLLM would die of; the unit's Restart= and the tests see it
-        print("ERROR stand-in: start-up work failed: %s: %s" % (type(exc).__name__, exc), flush=True)
-        return 3
+    # VLLM_STANDIN_STARTUP_WORK=first: the work once per replica (its port), at its first start under the unit;
+    # a later start of the same replica runs in the same sandbox and skips it (it costs seconds of CPU a start)
+    done = os.path.join(cache or "/nonexistent", "standin-startup-work-done-%s" % (ARGS.port or 8000))
+    if os.environ.get("VLLM_STANDIN_STARTUP_WORK") == "first" and os.path.exists(done):
+        print("INFO stand-in: start-up work skipped: done at this replica's first start (%s)" % done, flush=True)
+    else:
+        try:
+            print("INFO stand-in: start-up work done: %s" % startup_work(), flush=True)
+        except Exception as exc:  # what vLLM would die of; the unit's Restart= and the tests see it
+            print("ERROR stand-in: start-up work failed: %s: %s" % (type(exc).__name__, exc), flush=True)
+            return 3
+        if cache:
+            open(done, "w").close()
     time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
     # the line vLLM prints once it has sized its KV cache (the doctor reads it); the number is the stand-in's
     print("INFO stand-in: GPU KV cache size: {:,} tokens".format(int(os.environ.get("VLLM_STANDIN_KV_TOKENS", "65536"))),
