@@ -159,9 +159,8 @@ def test_a_role_reads_no_other_roles_private_names(role):
     assert not found, found
 
 
-# Writes that stay with the builtin modules: a copy of a folder on the host, and the report written on
-# the controller.
-BUILTIN_WRITES = {("model", "install.yml", "copy"), ("host_report", "report.yml", "copy")}
+# Writes that stay with the builtin modules: a copy of a folder on the host.
+BUILTIN_WRITES = {("model", "install.yml", "copy")}
 
 
 def test_roles_write_files_in_one_round_trip():

@@ -26,13 +26,14 @@ def _container_only(scenario):
 
 
 @pytest.fixture(scope="module")
-def tag_runs(playbook, hub_requests):
+def tag_runs(playbook, hub_requests, reruns_started):
     """Each role's tag alone, on the converged host: the runs are independent re-runs that change nothing, so
     they run TAG_RUNS_AT_ONCE at a time (the host's no-op runs read; none takes apt's or dpkg's lock). Returns
     {tag: (changed, failed, output, seconds)} and the hub requests made meanwhile."""
     # A module fixture is set up before the autouse _container_only above: it skips by itself.
     if os.environ.get("MOLECULE_SCENARIO_NAME") != "container":
         pytest.skip("re-runs by tag are tested in the container scenario")
+    reruns_started()  # the source build beside the checks starts now, if the other lane has not ended yet
     asked = len(hub_requests())
 
     def run(tag):
