@@ -128,9 +128,9 @@ if [ "${LLMHOST_SERIAL:-0}" = 1 ]; then
   lane lint sanity unit molecule-container molecule-vm
 else
   # Lane B at a lower CPU priority (nice, LLMHOST_LANE_B_NICE, default 10): it has minutes to spare and lane A
-  # none, so where both want a core (the VM's two emulated CPUs, unit's two workers) lane A gets it.
-  # Lane B's end is a file lane A can wait for: the container scenario starts its heaviest work beside its checks
-  # only once both cores can be its own (molecule/README.md).
+  # none, so where both want a core (the VM's two emulated CPUs, unit's worker) lane A gets it.
+  # Lane B's end is a file lane A can wait for: the container scenario starts its source build beside its checks
+  # once both cores can be its own, or once its checks reach the tag re-runs (molecule/README.md).
   export LLMHOST_LANE_B_DONE=$LOGS/lane-b.done
   # Unit on one worker here (LLMHOST_UNIT_WORKERS, default 1 beside lane A): two workers, each with an
   # ansible-playbook, slowed lane A's playbook runs about 1.5 times, one left them as fast as alone (CONTRIBUTING.md).

@@ -105,11 +105,13 @@ def playbook():
 # --- work beside the checks ------------------------------------------------------------------------------------------
 # A test module may name long work that needs none of the converged host's serving state and changes none of what
 # other checks read: `BESIDE = {name: work}`, `work` called with the playbook runner and with a
-# function that waits until both cores are free (the other lane of `make test` has ended). Each starts with the first
+# function that waits until the other lane of `make test` has ended or the checks reach the tag re-runs. Each starts
+# with the first
 # check, on a thread of its own, and yields to the checks: its playbooks' controller runs niced (nice=10) and a
 # second host it makes takes a small CPU share. The check that needs its result waits for it (fixture
 # beside_result). Where the CPU goes while both lanes run, the checks lose what the work gains; after the VM lane and
-# unit end, one core is free, and the work runs there. The work never asks the stand-in hub (the checks count its
+# unit end, one core is free, and the work runs there (the source build, unless the re-runs come first: the checks
+# after them wait for it). The work never asks the stand-in hub (the checks count its
 # requests). What could meet it is ordered, not timed:
 # - every check marked changes_the_host, and any check that takes the fixture beside_done, starts once all the work
 #   has ended (it would change what the work's playbook runs read);

@@ -62,7 +62,8 @@ def _container_only(scenario):
 def _first_build(playbook, after_the_other_lane):
     """The role's first source run, over a venv that already holds a vLLM of the same version (as PyPI's
     would be): pip would call that one "already satisfied" unless the role installs its build over it. It runs
-    beside the checks (conftest.py's BESIDE), once `make test`'s other lane has ended: its home, venv, wheel cache
+    beside the checks (conftest.py's BESIDE), once `make test`'s other lane has ended or the checks reach the tag
+    re-runs: its home, venv, wheel cache
     and build folder are its own, and the checks below (after the re-runs) read what it left."""
     after_the_other_lane()
     host = testinfra.get_host("docker://llmhost-ctr")
