@@ -30,7 +30,7 @@ def run_batch(tmp, inventory, playbook, *args):
     (tmp / "play.yml").write_text(playbook)
     # One fork: `make test` runs these tables beside the container scenario, and a batch run's forks (each host's
     # task in a process of its own) slowed that scenario's playbook runs 3-5 times whatever the niceness, where one
-    # fork left them as fast as alone; the tables take as long (pytest's two workers keep both cores busy).
+    # fork left them as fast as alone (docs/measurements.md).
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".cache" / "collections"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_RETRY_FILES_ENABLED="0",
                ANSIBLE_DEPRECATION_WARNINGS="0", ANSIBLE_FORKS="1")

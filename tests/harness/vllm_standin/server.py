@@ -269,8 +269,8 @@ def main(argv=None):
     print("INFO stand-in vLLM %s: loading %s (%s)" % (VERSION, ARGS.model_tag, " ".join(argv[1:])), flush=True)
     # VLLM_STANDIN_STARTUP_WORK=first: the work once per replica (its port), at its first start under the unit;
     # a later start of the same replica runs in the same sandbox and skips it (it costs seconds of CPU a start)
-    done = os.path.join(cache or "/nonexistent", "standin-startup-work-done-%s" % (ARGS.port or 8000))
-    if os.environ.get("VLLM_STANDIN_STARTUP_WORK") == "first" and os.path.exists(done):
+    done = cache and os.path.join(cache, "standin-startup-work-done-%s" % (ARGS.port or 8000))
+    if os.environ.get("VLLM_STANDIN_STARTUP_WORK") == "first" and done and os.path.exists(done):
         print("INFO stand-in: start-up work skipped: done at this replica's first start (%s)" % done, flush=True)
     else:
         try:
@@ -278,7 +278,7 @@ def main(argv=None):
         except Exception as exc:  # what vLLM would die of; the unit's Restart= and the tests see it
             print("ERROR stand-in: start-up work failed: %s: %s" % (type(exc).__name__, exc), flush=True)
             return 3
-        if cache:
+        if done:
             open(done, "w").close()
     time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
     # the line vLLM prints once it has sized its KV cache (the doctor reads it); the number is the stand-in's
