@@ -35,7 +35,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmhost.vllm.plugins.module_utils.report_inputs import parse_sysctl
+from ansible_collections.llmhost.vllm.plugins.module_utils.host_reads import parse_sysctl
 
 
 def sysctl_output(data):

@@ -10,8 +10,6 @@ than in a 20-line Jinja value."""
 from __future__ import annotations
 
 import base64
-import os
-import re
 
 # The variables each report reads, in the order the role's tasks register them.
 DOCTOR_NAMES = ["inventory_hostname", "ansible_facts", "host_report_result", "doctor_min_free_gib", "gateway_url",
@@ -19,20 +17,9 @@ DOCTOR_NAMES = ["inventory_hostname", "ansible_facts", "host_report_result", "do
                 "__doctor_plan", "__doctor_units", "__doctor_kv", "__doctor_processes", "__doctor_selections",
                 "__doctor_blacklists", "__doctor_df", "__doctor_gateway", "__doctor_bandwidth_run",
                 "__doctor_burnin_result"]
-HOST_REPORT_NAMES = ["inventory_hostname", "ansible_facts", "__host_report_pythons", "__host_report_sysctl",
-                     "__host_report_cmdline", "system_tuning_wanted_sysctl", "system_tuning_wanted_cmdline",
-                     "system_tuning_thp", "system_tuning_cpu_governor", "system_tuning_platform_profile",
-                     "llmhost_stack_profile", "llmhost_stack_python"]
-
-
-def parse_sysctl(lines):
-    """``sysctl KEY...`` output (``key = value`` lines) as {key: value}, whitespace in values made single spaces."""
-    out = {}
-    for line in lines:
-        key, sep, value = str(line).partition(" = ")
-        if sep and key.strip():
-            out[key.strip()] = " ".join(value.split())
-    return out
+HOST_REPORT_NAMES = ["inventory_hostname", "ansible_facts", "__host_report_reads", "system_tuning_wanted_sysctl",
+                     "system_tuning_wanted_cmdline", "system_tuning_thp", "system_tuning_cpu_governor",
+                     "system_tuning_platform_profile", "llmhost_stack_profile", "llmhost_stack_python"]
 
 
 def _text(b64):
@@ -96,24 +83,20 @@ def doctor(v):
         "burnin": v.get("__doctor_burnin_result") or None}}
 
 
-def _pythons(found):
-    names = [re.sub(r"^python", "", os.path.basename(f.get("path", ""))) for f in (found or {}).get("files") or []]
-    return sorted(set(names))
-
-
 def host_report(v):
     """The input of module_utils/report's host report, from host_report's registered reads (HOST_REPORT_NAMES)."""
     facts = v.get("ansible_facts") or {}
+    reads = v.get("__host_report_reads") or {}
     return {
         "host": v.get("inventory_hostname"),
         "system": {"distribution": facts.get("distribution"), "distribution_version": facts.get("distribution_version"),
                    "distribution_major_version": facts.get("distribution_major_version"),
                    "kernel": facts.get("kernel"), "virtualization": facts.get("virtualization_type") or "unknown",
-                   "pythons": _pythons(v.get("__host_report_pythons"))},
+                   "pythons": list(reads.get("pythons") or [])},
         "gpu_topology": facts.get("gpu_topology"), "numa": facts.get("numa"),
-        "sysctl": parse_sysctl(_lines(v.get("__host_report_sysctl"))),
+        "sysctl": dict(reads.get("sysctl") or {}),
         "wanted_sysctl": v.get("system_tuning_wanted_sysctl"),
-        "cmdline": _text((v.get("__host_report_cmdline") or {}).get("content")),
+        "cmdline": reads.get("cmdline") or "",
         "wanted_cmdline": v.get("system_tuning_wanted_cmdline"),
         "wanted_cpu": {"thp": v.get("system_tuning_thp"), "governor": v.get("system_tuning_cpu_governor"),
                        "platform_profile": v.get("system_tuning_platform_profile")},

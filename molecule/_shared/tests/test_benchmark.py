@@ -26,9 +26,11 @@ def _container_only(scenario):
 
 
 def _vars(tmp, reports, **more):
-    """An extra-vars file: the phases, the controller's report folder (llmhost_reports_dir) and more."""
+    """An extra-vars file: the phases, the controller's report folder (llmhost_reports_dir) and more. A phase here
+    takes seconds: the run looks at it every second, not every benchmark_poll's default 5 s."""
     path = tmp / ("vars-%d.yml" % len(list(tmp.glob("vars-*.yml"))))
-    path.write_text(yaml.safe_dump(dict({"benchmark_phases": PHASES, "llmhost_reports_dir": str(reports)}, **more)))
+    path.write_text(yaml.safe_dump(dict({"benchmark_phases": PHASES, "llmhost_reports_dir": str(reports),
+                                         "benchmark_poll": 1}, **more)))
     return "@%s" % path
 
 
