@@ -6,6 +6,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(CURDIR)/$(VENV)/bin
+# The user's controller: ansible-core and what it needs, nothing for tests (requirements/controller.txt).
+CONTROLLER_VENV ?= .venv-controller
+CONTROLLER_BIN := $(CURDIR)/$(CONTROLLER_VENV)/bin
 COLLECTIONS := $(CURDIR)/.cache/collections
 COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/llmhost/vllm
 export PATH := $(BIN):$(PATH)
@@ -13,23 +16,40 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help host-report test test-fast lint sanity unit molecule-container molecule-vm venv collection lock locks clean clean-cache
+.PHONY: help host-report test test-fast lint sanity unit molecule-container molecule-vm venv controller collection lock locks \
+	clean clean-cache
 
 help:
 	@echo "make host-report [STACK=seed|current] | test | test-fast | lint | sanity | unit | molecule-container | molecule-vm"
 	@echo "     lock | locks | clean | clean-cache"
 
-# ansible-core 2.19 runs on Python 3.11+ (Ubuntu 22.04's python3 is 3.10). The venv is made anew each time: one
+# ansible-core 2.19 runs on Python 3.11+ (Ubuntu 22.04's python3 is 3.10). A venv is made anew each time: one
 # half-made by another interpreter would otherwise keep it.
+define need_python311
+@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+  echo "make $(1): the controller needs Python 3.11 or later (ansible-core 2.19); $(PYTHON) is" \
+    "$$($(PYTHON) -V 2>&1 || echo missing). On Ubuntu 22.04: sudo apt-get install python3.11 python3.11-venv," \
+    "then: make $(1) PYTHON=python3.11" >&2; exit 1; }
+endef
+
+# The developer's venv: the full development lock (molecule, ansible-lint, pytest, the ansible bundle).
 $(VENV)/.stamp: requirements/dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
-	  echo "make venv: the controller needs Python 3.11 or later (ansible-core 2.19); $(PYTHON) is" \
-	    "$$($(PYTHON) -V 2>&1 || echo missing). On Ubuntu 22.04: sudo apt-get install python3.11 python3.11-venv," \
-	    "then: make venv collection PYTHON=python3.11" >&2; exit 1; }
+	$(call need_python311,venv collection)
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements/dev.txt
 	touch $@
+
+# The user's venv: what the playbooks need on the controller and nothing else; pip shows what it fetches.
+$(CONTROLLER_VENV)/.stamp: requirements/controller.txt
+	$(call need_python311,host-report)
+	rm -rf $(CONTROLLER_VENV)
+	$(PYTHON) -m venv $(CONTROLLER_VENV)
+	@echo "make host-report: installing ansible-core and its requirements into $(CONTROLLER_VENV) (requirements/controller.txt)"
+	$(CONTROLLER_BIN)/pip install --disable-pip-version-check --progress-bar on -r requirements/controller.txt
+	touch $@
+
+controller: $(CONTROLLER_VENV)/.stamp
 
 venv: $(VENV)/.stamp
 
@@ -41,8 +61,8 @@ $(COLLECTION_LINK):
 
 # STACK names the stack profile to survey against (default: the inventory's, i.e. seed).
 STACK ?=
-host-report: venv collection
-	ansible-playbook -i inventories/local/hosts.yml playbooks/host_report.yml $(if $(STACK),-e llmhost_stack=$(STACK))
+host-report: controller collection
+	$(CONTROLLER_BIN)/ansible-playbook -i inventories/local/hosts.yml playbooks/host_report.yml $(if $(STACK),-e llmhost_stack=$(STACK))
 
 test: venv collection
 	tests/harness/run-layers.sh
@@ -65,15 +85,17 @@ molecule-container: venv collection
 molecule-vm: venv collection
 	tests/harness/molecule.sh vm
 
-# Re-resolve requirements/dev.in into the full lock requirements/dev.txt.
+# Re-resolve requirements/dev.in and requirements/controller.in into their full locks (dev.txt, controller.txt).
 lock:
-	rm -rf .cache/lockvenv && $(PYTHON) -m venv .cache/lockvenv
-	.cache/lockvenv/bin/pip install -q -r requirements/dev.in
-	{ echo "# Full lock of requirements/dev.in (pip freeze in a fresh venv on Python 3.11). Regenerate: make lock"; \
-	  .cache/lockvenv/bin/pip freeze; } > requirements/dev.txt
+	for name in dev controller; do \
+	  rm -rf .cache/lockvenv && $(PYTHON) -m venv .cache/lockvenv && \
+	  .cache/lockvenv/bin/pip install -q -r requirements/$$name.in && \
+	  { echo "# Full lock of requirements/$$name.in (pip freeze in a fresh venv on Python 3.11). Regenerate: make lock"; \
+	    .cache/lockvenv/bin/pip freeze; } > requirements/$$name.txt || exit 1; \
+	done
 
 clean:
-	rm -rf $(VENV) .cache tests/output
+	rm -rf $(VENV) $(CONTROLLER_VENV) .cache tests/output
 	rm -f $(HOME)/.ansible/test/cache/get_pip_*.py  # the pip stand-in tests/harness/sanity.sh puts there
 
 # Stops the harness's helpers first: dockerd keeps mounts under the cache that rm cannot remove.

@@ -20,7 +20,8 @@ SPEC = progress.JOB_WAIT_SPEC
 
 
 class ActionModule(ActionBase):
-    """async_status every poll seconds until the job ends; between two looks, one line from the end of its log."""
+    """async_status every poll seconds until the job ends; at each look, and once when it has ended, one line: from the
+    end of its log, or the size of the folder it writes."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(SPEC)
@@ -65,6 +66,8 @@ class ActionModule(ActionBase):
             status = self._status(args["jid"], task_vars)
             elapsed = time.monotonic() - start
             if status.get("finished") or (status.get("failed") and "started" not in status):
+                # one line at the end too: a job that ended before the first look still says how long and how far
+                display.display("%s | %s" % (host, self._progress(args, elapsed, task_vars)))
                 result.update(status)
                 result["waited"] = round(elapsed, 1)
                 return result

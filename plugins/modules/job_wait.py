@@ -12,7 +12,8 @@ version_added: 0.1.0
 description:
   - Waits for a job started with C(async) and C(poll=0), as C(async_status) in an C(until) loop would, but prints one
     line of progress per poll instead of C(FAILED - RETRYING), with the time so far, ninja's last C([n/N]) step and
-    its percentage when the log has one, and the log's last line.
+    its percentage when the log has one, and the log's last line. One more line when the job has ended, so that a job
+    done before the first look still says how long it took and how far it got.
   - Returns the job's own result when it ends (a failed job fails the task); fails when I(timeout) passes first, and
     leaves the job running.
 options:

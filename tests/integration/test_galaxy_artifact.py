@@ -5,6 +5,7 @@ name every role, module and filter, and meta/runtime.yml's requires_ansible admi
 the tests run on."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -119,3 +120,30 @@ def test_requires_ansible_admits_the_tested_ansible_core():
     lowest = spec.split(">=")[1].split(",")[0].strip()
     assert LooseVersion(__version__) >= LooseVersion(lowest)
     assert lowest.split(".")[:2] == __version__.split(".")[:2], "the lowest version admitted is the one tested"
+
+
+@pytest.mark.parametrize("playbook, args, first_row", [
+    ("llmhost.vllm.host_report", [], "| status | area | item | want | have | fix |"),
+    ("llmhost.vllm.doctor", ["--check"], "| status | area | item | want | have | fix |"),
+])
+def test_the_reports_read_as_lines_from_the_installed_copy_with_no_project_config(artifact, tmp_path, playbook, args,
+                                                                                   first_row):
+    """Run as a Galaxy user does: the installed artifact, a folder of their own with no ansible.cfg, the default
+    callback (JSON results). Each row of the report is a line of its own, not an escaped string."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    colls = artifact[1]
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all: {children: {vllm_hosts: {hosts: {localhost: {ansible_connection: local, "
+                         "ansible_python_interpreter: %s}}}}}\n" % sys.executable)
+    env = {k: v for k, v in isolated(colls).items() if not k.startswith("ANSIBLE_") or k.startswith("ANSIBLE_COLL")}
+    env.update(ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), playbook, *args], capture_output=True,
+                          text=True, env=env, cwd=str(tmp_path), timeout=600, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert '"msg": [' in out, out[-3000:]  # the default callback's JSON, as a user without our ansible.cfg sees it
+    rows = [line.strip().rstrip(",") for line in out.splitlines() if line.strip().startswith('"| ')]
+    assert '"%s"' % first_row in rows, out[-3000:]
+    assert any(re.match(r'"\| (PASS|WARN|FAIL|INFO) \| ', row) for row in rows), rows[:5]
+    assert "\\n|" not in out, "a report row inside an escaped string"

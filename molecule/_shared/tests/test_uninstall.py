@@ -71,10 +71,10 @@ def test_uninstall_leaves_only_what_it_keeps_and_the_site_plans_its_install_agai
     assert not host.file("/opt/llmhost/vllm-source-test").exists and not host.file("/opt/llmhost/quantize-seed").exists
     changed, failed, out = playbook("-e", "llmhost_uninstall_holds=true", path="playbooks/uninstall.yml")
     assert not failed and changed, out[-4000:]
-    # what went, said at the default verbosity (under --check the same task says what would go); the run before
-    # was the test installs' alone (--tags vllm_install,quantize)
+    # what went, one path a line at the default verbosity (under --check the same task says what would go); the run
+    # before was the test installs' alone (--tags vllm_install,quantize)
     said = " ".join(out.split())
-    assert re.search(r"vllm_service: removed [^']*/etc/systemd/system/vllm@\.service", said), \
+    assert "'vllm_service: removed /etc/systemd/system/vllm@.service'" in said, \
         [line for line in out.splitlines() if ": removed " in line] or out[-4000:]
     listening = host.run("ss -Hltn").stdout
     assert not [port for port in PORTS if ":%d " % port in listening], listening

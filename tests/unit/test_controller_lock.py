@@ -1,0 +1,56 @@
+"""The user's controller (requirements/controller.txt, make host-report): ansible-core and what it needs, at the
+development lock's versions, with nothing for tests; and the Makefile builds the report's venv from it."""
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV_TOOLS = {"ansible", "ansible-lint", "molecule", "molecule-plugins", "pytest", "pytest-xdist", "pytest-testinfra",
+             "mitogen", "antsibull-changelog", "matplotlib", "huggingface-hub"}
+
+
+def pins(name):
+    """{lower-cased name: version} of a requirements file, and the lines that are not `name==version`."""
+    got, other = {}, []
+    for line in (ROOT / "requirements" / name).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        match = re.fullmatch(r"([A-Za-z0-9._-]+)==([A-Za-z0-9.+!-]+)", line)
+        if match:
+            assert match.group(1).lower() not in got, "%s pinned twice in %s" % (match.group(1), name)
+            got[match.group(1).lower()] = match.group(2)
+        elif line:
+            other.append(line)
+    return got, other
+
+
+def make_rule(target):
+    """The prerequisites and recipe lines of a Makefile rule."""
+    text = (ROOT / "Makefile").read_text()
+    match = re.search(r"^%s:([^\n]*)\n((?:\t[^\n]*\n)*)" % re.escape(target), text, re.M)
+    assert match, "no rule for %s in the Makefile" % target
+    return match.group(1).split(), match.group(2).splitlines()
+
+
+def test_the_controller_lock_is_ansible_core_and_its_requirements_at_the_dev_lock_versions():
+    controller, other = pins("controller.txt")
+    dev, _ = pins("dev.txt")
+    direct, _ = pins("controller.in")
+    assert other == [] and direct == {"ansible-core": dev["ansible-core"], "distlib": dev["distlib"]}
+    assert set(direct) <= set(controller)
+    assert {name: dev.get(name) for name in controller} == controller, "the two locks disagree"
+    assert not set(controller) & DEV_TOOLS and len(controller) <= 12, sorted(controller)
+
+
+def test_make_host_report_uses_the_controller_venv_and_make_test_the_development_one():
+    needs, recipe = make_rule("host-report")
+    assert "controller" in needs and "venv" not in needs
+    assert recipe[0].startswith("\t$(CONTROLLER_BIN)/") and "playbooks/host_report.yml" in recipe[0], recipe
+    _, install = make_rule("$(CONTROLLER_VENV)/.stamp")
+    assert any("-r requirements/controller.txt" in line and " -q" not in line for line in install), install
+    assert "venv" in make_rule("test")[0]
+    _, dev = make_rule("$(VENV)/.stamp")
+    assert any("-r requirements/dev.txt" in line for line in dev)
+
+
+def test_the_execution_environment_asks_for_what_the_controller_lock_holds():
+    ee = (ROOT / "meta" / "execution-environment.yml").read_text()
+    assert "ansible-core" in ee and "dependencies: {}" in ee
