@@ -85,14 +85,17 @@ molecule-container: venv collection
 molecule-vm: venv collection
 	tests/harness/molecule.sh vm
 
-# Re-resolve requirements/dev.in and requirements/controller.in into their full locks (dev.txt, controller.txt).
+# Re-resolve requirements/dev.in into the full lock requirements/dev.txt, then requirements/controller.in into
+# requirements/controller.txt within it (constrained by dev.txt: both locks pin the same versions).
 lock:
-	for name in dev controller; do \
-	  rm -rf .cache/lockvenv && $(PYTHON) -m venv .cache/lockvenv && \
-	  .cache/lockvenv/bin/pip install -q -r requirements/$$name.in && \
-	  { echo "# Full lock of requirements/$$name.in (pip freeze in a fresh venv on Python 3.11). Regenerate: make lock"; \
-	    .cache/lockvenv/bin/pip freeze; } > requirements/$$name.txt || exit 1; \
-	done
+	rm -rf .cache/lockvenv && $(PYTHON) -m venv .cache/lockvenv
+	.cache/lockvenv/bin/pip install -q -r requirements/dev.in
+	{ echo "# Full lock of requirements/dev.in (pip freeze in a fresh venv on Python 3.11). Regenerate: make lock"; \
+	  .cache/lockvenv/bin/pip freeze; } > requirements/dev.txt
+	rm -rf .cache/lockvenv && $(PYTHON) -m venv .cache/lockvenv
+	.cache/lockvenv/bin/pip install -q -r requirements/controller.in -c requirements/dev.txt
+	{ echo "# Full lock of requirements/controller.in (pip freeze in a fresh venv on Python 3.11, within requirements/dev.txt). Regenerate: make lock"; \
+	  .cache/lockvenv/bin/pip freeze; } > requirements/controller.txt
 
 clean:
 	rm -rf $(VENV) $(CONTROLLER_VENV) .cache tests/output
