@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Tracked files that are development tooling of the checkout, not part of the collection.
 NOT_SHIPPED = {".ansible-lint", ".ansible-lint-ignore", ".ci/run", ".gitignore", ".pre-commit-config.yaml", ".shellcheckrc",
-               ".yamllint", "galaxy.yml",
+               ".yamllint", "galaxy.yml", "changelogs/.plugin-cache.yaml",
                "inventories/local/hosts.yml", "Makefile", "ansible.cfg", "pytest.ini", "site.yml"}
 # The workshop: what tests and develops the collection, never what a user installs.
-NOT_SHIPPED_FOLDERS = ("tests/", "molecule/", "requirements/", "tools/")
+NOT_SHIPPED_FOLDERS = ("tests/", "molecule/", "requirements/", "tools/", "changelogs/fragments/")
 MODULES = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py") if p.stem != "__init__")
 FILTERS = sorted(p.stem for p in (ROOT / "plugins" / "filter").glob("*.py") if p.stem != "__init__")
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "meta" / "argument_specs.yml").exists())
@@ -58,6 +58,9 @@ def test_the_artifact_holds_the_tracked_files_and_nothing_else(artifact, tmp_pat
         packed = {m.name for m in tar.getmembers() if m.isfile()} - {"MANIFEST.json", "FILES.json"}
     want = {f for f in tracked() - NOT_SHIPPED if not f.startswith(NOT_SHIPPED_FOLDERS)}
     assert packed == want, "missing: %s; extra: %s" % (sorted(want - packed), sorted(packed - want))
+    # the released changelog ships; unreleased fragments and antsibull-changelog's cache never do
+    assert {"CHANGELOG.rst", "changelogs/changelog.yaml"} <= packed
+    assert not [n for n in packed if n.startswith("changelogs/fragments/") or n.endswith(".plugin-cache.yaml")]
     assert {"roles/model/files/llmhost_fetch.py", "playbooks/site.yml", "inventories/example/hosts.yml",
             "docs/measurements.md", "README.md"} <= packed
     assert not [f for f in packed if f.startswith(NOT_SHIPPED_FOLDERS)]
