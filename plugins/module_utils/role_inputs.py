@@ -143,6 +143,11 @@ def _model_extra(v):
         out.append("model_repo=%s / model_revision=%s: a hub download needs a repo id like Qwen/Qwen2.5-3B-Instruct and a "
                    "pinned commit (40 hex digits; see https://huggingface.co/%s/commits/main), never a branch that "
                    "moves. Or set model_source=local and model_local_path." % (repo, revision, repo))
+    elif v["model_source"] == "hub" and not v["model_repo"]:
+        # a commit is one repository's: left to the profile, the repository would change under it with llmhost_stack
+        out.append("model_revision=%s is pinned without model_repo: a commit belongs to one repository, and with "
+                   "model_repo empty the repository is the stack profile's (now %s; another profile names another). "
+                   "Pin the pair: model_repo=%s beside it, if the commit is one of that repository." % (revision, repo, repo))
     if v["model_source"] == "local" and not str(v["model_local_path"]).startswith("/"):
         out.append("model_local_path=%s: model_source=local needs the absolute path of a model folder on the host."
                    % v["model_local_path"])

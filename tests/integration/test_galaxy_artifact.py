@@ -130,7 +130,7 @@ def test_requires_ansible_admits_the_tested_ansible_core():
     ("llmhost.vllm.doctor", ["--check"], "| status | area | item | want | have | fix |"),
 ])
 def test_the_reports_read_as_lines_from_the_installed_copy_with_no_project_config(artifact, tmp_path, playbook, args,
-                                                                                   first_row):
+                                                                                  first_row):
     """Run as a Galaxy user does: the installed artifact, a folder of their own with no ansible.cfg, the default
     callback (JSON results). Each row of the report is a line of its own, not an escaped string."""
     if not Path("/etc/debian_version").exists():

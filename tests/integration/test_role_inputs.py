@@ -41,6 +41,8 @@ QWEN25_3B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 2048, "num_hi
 # the disk check needs the quantizer's stamp, which needs its lock installed.
 AFTER_INSTALL = {"plus quantize_min_free_gib=1000000"}
 
+# A hub model pinned as a pair: the repository and its commit (a commit alone is refused)
+PINNED = {"model_repo": "Qwen/Qwen3-4B-Instruct-2507", "model_revision": "0" * 40}
 CASES = [
     ("system_tuning", {"system_tuning_sysctl": {"vm.no_such_knob": 1}}, "unknown sysctl key(s) vm.no_such_knob"),
     ("system_tuning", {"system_tuning_sysctl": {"vm.swappiness": "low"}}, "sysctl vm.swappiness=low"),
@@ -79,7 +81,7 @@ CASES = [
      "ExecStartPre=+/bin/sh' has characters other than letters"),
     ("system_tuning", {"system_tuning_sysctl_file": "/etc/sysctl.conf"},
      "system_tuning_sysctl_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d"),
-    ("model", {"model_store": "/srv/../etc", "model_revision": "0" * 40}, "model_store='/srv/../etc' has an empty, . or .. part"),
+    ("model", {"model_store": "/srv/../etc", **PINNED}, "model_store='/srv/../etc' has an empty, . or .. part"),
     # ranges, lists, names and the network key (module_utils/value_checks.py; one case per class and way in)
     ("vllm_service", dict(SERVE, vllm_service_base_port=80), "vllm_service_base_port=80 must be a number from 1024 to 65535"),
     ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=-1),
@@ -94,7 +96,7 @@ CASES = [
     ("vllm_service", dict(SERVE, vllm_service_host="localhost"), "vllm_service_host=localhost is not a loopback address"),
     ("vllm_service", dict(SERVE, vllm_service_api_key="sk-abc\nHF_TOKEN=stolen"),
      "vllm_service_api_key holds a newline, a quote, a backslash"),
-    ("model", {"model_name": "..", "model_revision": "0" * 40}, "model_name: '..' must be one plain name"),
+    ("model", {"model_name": "..", **PINNED}, "model_name: '..' must be one plain name"),
     ("quantize", {"quantize_state": "present", "quantize_min_free_gib": 1000000, "model_path": "{fetched}",
                   "quantize_python": "/usr/bin/python3", "quantize_home": "{store}/quantize"},
      "plus quantize_min_free_gib=1000000"),
@@ -102,7 +104,7 @@ CASES = [
      "quantize_samples=0 must be a number from 1 up"),
     ("quantize", {"quantize_state": "present", "quantize_poll": 0, "model_path": "{tiny}"},
      "quantize_poll=0 must be a number from 1 up"),
-    ("model", {"model_download_poll": 0, "model_revision": "0" * 40}, "model_download_poll=0 must be a number from 1 up"),
+    ("model", {"model_download_poll": 0, **PINNED}, "model_download_poll=0 must be a number from 1 up"),
     ("system_tuning", {"system_tuning_kernel_cmdline": "quiet"}, "system_tuning_kernel_cmdline must be a list"),
     ("gpu_tuning", {"gpu_tuning_gpus": ["0", "0"]}, "gpu_tuning_gpus=['0', '0'] lists an item twice"),
     ("llmhost_stack", {"llmhost_stack_overrides": {"vllm": "0.7.0", "vlm": {}}},
@@ -132,7 +134,7 @@ CASES = [
     ("quantize", {"quantize_state": "present", "model_path": "{gpt2}"},
      "architecture GPT2LMHeadModel has no AWQ layer mapping in llm-compressor"),
     ("model", {"model_revision": "main"}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=main: a hub download needs"),
-    ("model", {"model_repo": "no such repo", "model_revision": "0" * 40}, "model_repo=no such repo"),
+    ("model", {**PINNED, "model_repo": "no such repo"}, "model_repo=no such repo"),
     ("model", {"model_source": "local", "model_local_path": "{tiny}", "model_store": "{store}", "model_min_free_gib": 99999},
      "(model_store) has"),
     # offline, the hub is not asked: the size is the pre-seeded cache's snapshot of the revision
@@ -156,7 +158,7 @@ CASES = [
     ("benchmark", {"benchmark_compare": "/nonexistent/run"}, "benchmark_compare=/nonexistent/run does not exist"),
     # nginx -t would refuse them, but only once nginx is installed
     ("gateway", {"gateway_state": "present", "gateway_tls_certificate": "/nonexistent/gw.crt",
-                 "gateway_tls_key": "/nonexistent/gw.key", "model_revision": "0" * 40},
+                 "gateway_tls_key": "/nonexistent/gw.key", **PINNED},
      "gateway_tls_certificate=/nonexistent/gw.crt, gateway_tls_key=/nonexistent/gw.key: not a file on the host"),
     ("doctor", {"doctor_burnin_minutes": 0}, "doctor_burnin_minutes=0 must be a number from 0.1 to 1440"),
     ("doctor", {"doctor_load_device": "rocm"}, "value of doctor_load_device must be one of: cuda, cpu, got: rocm"),

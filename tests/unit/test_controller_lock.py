@@ -32,8 +32,8 @@ def make_rule(target):
 
 def test_the_controller_lock_is_ansible_core_and_its_requirements_at_the_dev_lock_versions():
     controller, other = pins("controller.txt")
-    dev, _ = pins("dev.txt")
-    direct, _ = pins("controller.in")
+    dev = pins("dev.txt")[0]
+    direct = pins("controller.in")[0]
     assert other == [] and direct == {name: dev[name] for name in ("ansible-core", "distlib", "nvidia-ml-py")}
     assert set(direct) <= set(controller)
     assert {name: dev.get(name) for name in controller} == controller, "the two locks disagree"
@@ -44,10 +44,10 @@ def test_make_host_report_uses_the_controller_venv_and_make_test_the_development
     needs, recipe = make_rule("host-report")
     assert "controller" in needs and "venv" not in needs
     assert recipe[0].startswith("\t$(CONTROLLER_BIN)/") and "playbooks/host_report.yml" in recipe[0], recipe
-    _, install = make_rule("$(CONTROLLER_VENV)/.stamp")
+    install = make_rule("$(CONTROLLER_VENV)/.stamp")[1]
     assert any("-r requirements/controller.txt" in line and " -q" not in line for line in install), install
     assert "venv" in make_rule("test")[0]
-    _, dev = make_rule("$(VENV)/.stamp")
+    dev = make_rule("$(VENV)/.stamp")[1]
     assert any("-r requirements/dev.txt" in line for line in dev)
 
 

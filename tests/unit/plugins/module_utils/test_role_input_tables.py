@@ -9,9 +9,10 @@ from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs
 ROOT = Path(__file__).resolve().parents[4]
 
 
-# What a user must give (no default can): the model's pinned commit; and what the validate hands in beside the
-# role's own variables.
-REQUIRED = {"model": {"model_revision": "0" * 40, "model_profile_repo": "Qwen/Qwen3-4B-Instruct-2507"},
+# What a user must give (no default can): the model's pinned commit with its repository; and what the validate hands in
+# beside the role's own variables.
+REQUIRED = {"model": {"model_repo": "Qwen/Qwen3-4B-Instruct-2507", "model_revision": "0" * 40,
+                      "model_profile_repo": "Qwen/Qwen3-4B-Instruct-2507"},
             "llmhost_stack": {"known_profiles": ["seed", "current"], "key_name": "3bf863cc.pub"},
             "vllm_install": {"method": "source", "methods": ["wheel", "source"],
                              "arch_list_pattern": yaml.safe_load((ROOT / "roles/vllm_install/vars/main.yml").read_text())
@@ -74,6 +75,12 @@ CASES = [
     # the model: a pinned hub download, a local folder by its absolute path, a token of one plain word
     ("model", {"model_revision": "main"}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=main: a hub download"),
     ("model", {"model_repo": "not a repo"}, "model_repo=not a repo / model_revision=" + "0" * 40),
+    # a commit pinned without its repository would follow whichever repository the profile names (llmhost_stack=...)
+    ("model", {"model_repo": ""}, "model_revision=%s is pinned without model_repo: a commit belongs to one repository, "
+                                  "and with model_repo empty the repository is the stack profile's (now "
+                                  "Qwen/Qwen3-4B-Instruct-2507; another profile names another)" % ("0" * 40)),
+    ("model", {"model_repo": "", "model_profile_repo": "Qwen/Qwen2.5-3B-Instruct"}, "Pin the pair: model_repo=Qwen/Qwen2.5-3B-Instruct"),
+    ("model", {"model_repo": "", "model_source": "local", "model_local_path": "/srv/models/tiny"}, None),
     ("model", {"model_source": "local", "model_local_path": "models/tiny"}, "model_local_path=models/tiny: model_source"),
     ("model", {"model_source": "local", "model_local_path": "/srv/models/tiny", "model_revision": ""}, None),
     ("model", {"model_hf_token": "hf_abc def"}, "model_hf_token holds whitespace"),
