@@ -58,6 +58,12 @@ def test_the_artifact_holds_the_tracked_files_and_nothing_else(artifact, tmp_pat
         packed = {m.name for m in tar.getmembers() if m.isfile()} - {"MANIFEST.json", "FILES.json"}
     want = {f for f in tracked() - NOT_SHIPPED if not f.startswith(NOT_SHIPPED_FOLDERS)}
     assert packed == want, "missing: %s; extra: %s" % (sorted(want - packed), sorted(packed - want))
+    # a shipped document that names a test file says where it is: the artifact holds no tests
+    with tarfile.open(tarball) as tar:
+        docs = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()
+                if m.isfile() and m.name.endswith(".md") and m.name != "CONTRIBUTING.md"}
+    pointing = [name for name, text in docs.items() if re.search(r"(^|[\s`(])(tests|molecule)/", text)]
+    assert pointing and not [n for n in pointing if "in the source repository" not in docs[n]], pointing
     # the released changelog ships; unreleased fragments and antsibull-changelog's cache never do
     assert {"CHANGELOG.rst", "changelogs/changelog.yaml"} <= packed
     assert not [n for n in packed if n.startswith("changelogs/fragments/") or n.endswith(".plugin-cache.yaml")]
