@@ -7,6 +7,10 @@ from __future__ import annotations
 import os
 
 
+# The options of a module that reads the GPUs (doc fragment gpu_sources): where nvidia-smi is, and whether to try NVML.
+GPU_SOURCE_ARGS = {"nvidia_smi": {"type": "path"}, "use_nvml": {"type": "bool", "default": True}}
+
+
 def find(module, path=None):
     """Return (the nvidia-smi to run or None, a note or None): ``path`` when it is an executable file,
     else nvidia-smi from PATH."""

@@ -29,20 +29,11 @@ options:
         procfs are used (NVML and nvidia-smi describe the running host); this inspects a mounted image or a capture.
     type: path
     default: /
-  nvidia_smi:
-    description: Path of the C(nvidia-smi) binary; found in C(PATH) when not given.
-    type: path
-  use_nvml:
-    description: Try NVML first. Set to false to use only nvidia-smi and sysfs.
-    type: bool
-    default: true
 extends_documentation_fragment:
   - llmhost.vllm.read_only
   - llmhost.vllm.read_only.facts
+  - llmhost.vllm.gpu_sources
 author: llmhost.vllm maintainers (@llmhost)
-notes:
-  - Runs with the target's system Python (3.10 or later); imports nothing beyond the standard library and,
-    when present, pynvml.
 """
 
 EXAMPLES = r"""
@@ -125,11 +116,7 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_sources import ga
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            root=dict(type="path", default="/"),
-            nvidia_smi=dict(type="path"),
-            use_nvml=dict(type="bool", default=True),
-        ),
+        argument_spec=dict(root=dict(type="path", default="/"), **smi_command.GPU_SOURCE_ARGS),
         supports_check_mode=True,
     )
     p = module.params

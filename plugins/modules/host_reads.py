@@ -24,31 +24,22 @@ options:
     type: list
     elements: str
     default: []
-  python_dirs:
-    description: Folders where the C(python3.N) interpreters are looked for (links count).
-    type: list
-    elements: path
-    default: [/usr/bin, /usr/local/bin]
   root:
     description:
       - Filesystem root under which C(/sys), C(/proc) and the Python folders are read (a mounted image or a capture).
         With anything but C(/), only sysfs and procfs describe the GPUs.
     type: path
     default: /
-  nvidia_smi:
-    description: Path of the C(nvidia-smi) binary, as for M(llmhost.vllm.gpu_facts); found in C(PATH) when not given.
-    type: path
-  use_nvml:
-    description: Try NVML first for the GPUs, as for M(llmhost.vllm.gpu_facts).
-    type: bool
-    default: true
+  python_dirs:
+    description: Folders where the C(python3.N) interpreters are looked for (links count).
+    type: list
+    elements: path
+    default: [/usr/bin, /usr/local/bin]
 extends_documentation_fragment:
   - llmhost.vllm.read_only
   - llmhost.vllm.read_only.facts
+  - llmhost.vllm.gpu_sources
 author: llmhost.vllm maintainers (@llmhost)
-notes:
-  - Runs with the target's system Python (3.10 or later); imports nothing beyond the standard library and,
-    when present, pynvml.
 seealso:
   - module: llmhost.vllm.gpu_facts
 """
@@ -122,8 +113,7 @@ def main():
             sysctl=dict(type="list", elements="str", default=[]),
             python_dirs=dict(type="list", elements="path", default=["/usr/bin", "/usr/local/bin"]),
             root=dict(type="path", default="/"),
-            nvidia_smi=dict(type="path"),
-            use_nvml=dict(type="bool", default=True),
+            **smi_command.GPU_SOURCE_ARGS,
         ),
         supports_check_mode=True,
     )
