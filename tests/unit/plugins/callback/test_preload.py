@@ -1,0 +1,39 @@
+"""The preload callback: which plugin files it loads in the controller, and that a file that fails to load is
+reported and never stops the others (the run itself is tests/integration/test_preload_callback.py)."""
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.llmhost.vllm.plugins.callback.preload import plugin_names, preload
+
+PLUGINS = Path(__file__).resolve().parents[4] / "plugins"
+
+
+@pytest.mark.parametrize("kind", ["filter", "test", "lookup", "action"])
+def test_each_plugin_file_of_a_kind_is_named_once(kind):
+    files = sorted("llmhost.vllm." + path.stem for path in (PLUGINS / kind).glob("*.py") if path.stem != "__init__")
+    assert sorted(plugin_names(kind)) == files
+
+
+def test_a_kind_the_collection_lacks_names_nothing():
+    assert plugin_names("filter", collection="llmhost.nosuchcollection") == []
+
+
+@pytest.mark.parametrize("broken,want_failed", [
+    (set(), []),
+    ({"llmhost.vllm.console_text"}, ["llmhost.vllm.console_text"]),
+    ({"llmhost.vllm.console_text", "llmhost.vllm.job_wait"}, ["llmhost.vllm.console_text", "llmhost.vllm.job_wait"]),
+])
+def test_a_plugin_that_fails_to_load_is_reported_and_the_rest_still_load(broken, want_failed):
+    asked = []
+
+    def load(name):
+        asked.append(name)
+        if name in broken:
+            raise ImportError("no module named %s" % name)
+
+    loaded, failed = preload(loaders={"filter": load, "action": load})
+    assert asked == plugin_names("filter") + plugin_names("action")
+    assert [name for name, _error in failed] == want_failed
+    assert all(error.startswith("ImportError: no module named ") for _name, error in failed)
+    assert sorted(loaded + [name for name, _error in failed]) == sorted(asked)
