@@ -17,6 +17,7 @@ description:
     I(vllm_service_advertise_loopback) says the hosts share one network namespace.
   - A folder the roles create, chown or chmod is plain, absolute and never a shared or system folder (C(/dev/shm),
     C(/etc/ssl/private), a folder of C(PATH), systemd's), whichever role or playbook takes it.
+  - A user or group a service runs as (I(vllm_install_user), I(vllm_service_user), ...) is never C(root).
   - A log file a service appends to as root (I(gateway_access_log)) is the collection's own, under C(/var/log), ending in
     C(.log), its name or a folder of it starting with C(llmhost).
   - A folder the roles make (every declared path, and I(model_name)) does not end as their working folders do

@@ -37,7 +37,7 @@ class BenchError(Exception):
     pass
 
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,39}$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,39}\Z")
 
 
 def _whole(value):
@@ -56,7 +56,8 @@ def phase_errors(phases, variable="benchmark_phases"):
         name = phase.get("name")
         where = "%s[%d] (%s)" % (variable, n, name)
         if not isinstance(name, str) or not _NAME_RE.match(name):
-            errors.append("%s: name must match %s (it names the result file)" % (where, _NAME_RE.pattern))
+            errors.append("%s: name must be 1 to 40 of a-z, 0-9 and _, starting with a letter or digit (it names the "
+                          "result file)" % where)
         elif name in seen:
             errors.append("%s: name used twice" % where)
         seen.add(name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-_CPULIST_RE = re.compile(r"^\s*\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*\s*$")
+_CPULIST_RE = re.compile(r"^\s*\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*\s*\Z")
 
 
 def is_cpulist(text):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-_ENTRY = re.compile(r"^(ELF|PTX) file\s+\d+:\s+\S*?\.(sm_\d+[a-z]?)\.(?:cubin|ptx)\s*$")
-_ARCH = re.compile(r"^(\d+)\.(\d+)([a-z]?)(\+PTX)?$")
+_ENTRY = re.compile(r"^(ELF|PTX) file\s+\d+:\s+\S*?\.(sm_\d+[a-z]?)\.(?:cubin|ptx)\s*\Z")
+_ARCH = re.compile(r"^(\d+)\.(\d+)([a-z]?)(\+PTX)?\Z")
 OLDEST_SUPPORTED = 70
 
 

@@ -13,6 +13,7 @@ name says its class to the table below.
 - An address other hosts dial is not loopback.
 - A folder or a name that becomes one is not one of the collection's own working names (``x.partial`` beside
   ``x``), and a secret's variable is never shown.
+- A user or group a service runs as is never root.
 - An environment variable is a secret by its shape: its name (KEY, TOKEN, PASS, AUTH...) or its value (a URL with
   credentials, a token's prefix, a long random string); secrets go to a 0600 file."""
 
@@ -91,6 +92,9 @@ NOT_TAKEN = {
 }
 # Names that become a folder of their own beside others of the collection.
 FOLDER_NAMES = frozenset(["model_name"])
+# Users and groups a service of the collection runs as, or that own its files: never root (the unit's sandbox and the
+# service's own user exist so that a flaw in vLLM or an exporter does not hold every right on the host).
+SERVICE_USERS = frozenset(["vllm_install_user", "vllm_install_group", "vllm_service_user", "monitoring_gpu_exporter_user"])
 
 _CREDENTIALS_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*@")
 # Parts of an environment variable's name that say it holds a secret.
@@ -126,6 +130,13 @@ def _items(value):
     if isinstance(value, list):
         return [v for v in value if isinstance(v, str)]
     return [value] if isinstance(value, str) else []
+
+
+def service_user_problem(value):
+    if isinstance(value, str) and value.strip() == "root":
+        return ("is root: the service would hold every right on the host, which its own user and its unit's sandbox "
+                "exist to prevent; use a user of its own (the default is vllm, llmhost-gpu-exporter for the exporter)")
+    return None
 
 
 def unit_problem(value):
@@ -206,7 +217,7 @@ def _key_problem(name, value):
 def judged():
     """Every variable errors() judges by its class (besides the declared folders it is given)."""
     return (UNITS | SHOWN_URLS | PRIVATE_URLS | SECRET_URLS | KEYS | ADVERTISED | FOLDER_NAMES | TAKEN_FOLDERS
-            | LOG_FILES | set(LISTEN_ADDRESSES) | {SHARED_NETNS})
+            | LOG_FILES | SERVICE_USERS | set(LISTEN_ADDRESSES) | {SHARED_NETNS})
 
 
 def errors(values, path_names=()):
@@ -217,6 +228,8 @@ def errors(values, path_names=()):
         problem = None
         if name in UNITS:
             problem = unit_problem(value)
+        elif name in SERVICE_USERS:
+            problem = service_user_problem(value)
         elif name in SHOWN_URLS or name in PRIVATE_URLS or name in SECRET_URLS:
             problem = _url_problem(name, value)
         elif name in KEYS:

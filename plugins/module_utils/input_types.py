@@ -83,8 +83,11 @@ def _got(value, secret):
 def problem(name, value, option):
     """One line when ``value`` does not pass ``option``'s type, elements, choices or sub-options; None when it does.
     A value of the right kind whose parts are wrong (a client without its name) gets Ansible's own sentence."""
-    result = ArgumentSpecValidator({name: _strip(option)}).validate({name: value})
     got = _got(value, bool(option.get("no_log")))
+    try:
+        result = ArgumentSpecValidator({name: _strip(option)}).validate({name: value})
+    except (OverflowError, ValueError):  # Ansible's int check raises on infinity instead of refusing it
+        return "%s: got %s; needs %s" % (name, got, _strict(option, value) or _needs(option))
     if not result.error_messages:
         strict = _strict(option, value)
         return "%s: got %s; needs %s" % (name, got, strict) if strict else None

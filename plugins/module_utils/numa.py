@@ -31,7 +31,7 @@ def nodes(root="/"):
     out = []
     if not os.path.isdir(base):
         return out
-    ids = sorted(int(d[4:]) for d in os.listdir(base) if re.match(r"^node\d+$", d))
+    ids = sorted(int(d[4:]) for d in os.listdir(base) if re.match(r"^node\d+\Z", d))
     for n in ids:
         cpus = read(root, "/sys/devices/system/node/node%d/cpulist" % n)
         dist = read(root, "/sys/devices/system/node/node%d/distance" % n)
@@ -51,7 +51,7 @@ def governors(root="/"):
     if not os.path.isdir(base):
         return in_use, [], driver
     for d in os.listdir(base):
-        m = re.match(r"^cpu(\d+)$", d)
+        m = re.match(r"^cpu(\d+)\Z", d)
         if not m:
             continue
         cur = read(root, "/sys/devices/system/cpu", d, "cpufreq/scaling_governor")
@@ -97,7 +97,7 @@ def parse_numactl(text):
     lines = (text or "").splitlines()
     in_dist = False
     for line in lines:
-        m = re.match(r"^\s*node (\d+) cpus:\s*(.*)$", line)
+        m = re.match(r"^\s*node (\d+) cpus:\s*(.*)\Z", line)
         if m:
             cpus = [int(c) for c in m.group(2).split() if c.isdigit()]
             out.setdefault(int(m.group(1)), {})["cpus"] = format_cpulist(cpus)
@@ -110,7 +110,7 @@ def parse_numactl(text):
             in_dist = True
             continue
         if in_dist:
-            m = re.match(r"^\s*(\d+):\s*(.*)$", line)
+            m = re.match(r"^\s*(\d+):\s*(.*)\Z", line)
             if m:
                 dist_rows[int(m.group(1))] = [int(x) for x in m.group(2).split()]
     return [{"id": n, "cpus": out[n].get("cpus"), "memory_mib": out[n].get("memory_mib"), "distances": dist_rows.get(n, [])}

@@ -19,12 +19,12 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
 # Real escape sequences and their caret-notation copies (^[[4m) as pasted into issues.
 _ANSI_RE = re.compile(r"(\x1b|\^\[)\[[0-9;]*[A-Za-z]")
 LINK_CODES = ("X", "SYS", "NODE", "PHB", "PXB", "PIX", "PXN")
-_LINK_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)$")
+_LINK_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)\Z")
 # A cell that swallowed its neighbour when a paste lost a tab ("NODENODE").
-_LINKS_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)+$")
+_LINKS_RE = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|PXN|NV\d+)+\Z")
 # The legend of `topo -p2p`: X on the diagonal, then the codes NVML's P2P status maps to.
 P2P_LEGEND = ("X",) + tuple(P2P_CODES.values())
-_P2P_RE = re.compile(r"^(%s)$" % "|".join(P2P_LEGEND))
+_P2P_RE = re.compile(r"^(%s)\Z" % "|".join(P2P_LEGEND))
 _DEVICE_COL_RE = re.compile(r"(GPU\d+|NIC\d+|mlx\d+_\d+)")
 _ROW_RE = re.compile(r"^\s*(GPU(\d+))(?=\s)")
 # Values nvidia-smi prints when a field has no value on this GPU or driver.

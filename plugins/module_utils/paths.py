@@ -15,6 +15,8 @@ import os
 import re
 import stat
 
+# The longest name of one folder or file Linux file systems take (NAME_MAX).
+NAME_MAX = 255
 _PART_RE = re.compile(r"[A-Za-z0-9._@+-]+\Z")
 # Folders a role must never take over, whatever their depth.
 SYSTEM_DIRS = frozenset([
@@ -45,6 +47,9 @@ def path_problem(value, min_depth=2, read_only=False):
     bad = [part for part in parts if not _PART_RE.match(part)]
     if bad:
         return "has characters other than letters, digits and . _ - + @ (in %r)" % bad[0]
+    long_parts = [part for part in parts if len(part.encode("utf-8")) > NAME_MAX]
+    if long_parts:
+        return "has a name longer than %d bytes (%d), which Linux file systems refuse" % (NAME_MAX, len(long_parts[0]))
     if read_only:
         return None if parts else "is / itself"
     if len(parts) < min_depth or "/" + "/".join(parts) in SYSTEM_DIRS:

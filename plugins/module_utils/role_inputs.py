@@ -287,11 +287,9 @@ APT_CONF = ["/etc/apt/apt.conf.d"]
 
 TABLES = {
     "vllm_service": {
-        "ranges": {"vllm_service_base_port": (1024, 65535), "vllm_service_tensor_parallel_size": (0, 64),
-                   "vllm_service_max_model_len": (0, None), "vllm_service_max_num_seqs": (0, None),
-                   "vllm_service_tokens_per_seq": (1, 10485760), "vllm_service_shutdown_timeout": (0, 3600),
-                   "vllm_service_restart_settle": (0, 300), "vllm_service_ready_timeout": (1, 86400),
-                   "vllm_service_gpu_memory_utilization": serving_plan.UTILIZATION_RANGE},
+        # the plan's wishes from their one home (serving_plan.WISH_RANGES), the role's own beside them
+        "ranges": dict({"vllm_service_" + k: (low, high) for k, (_kind, low, high) in serving_plan.WISH_RANGES.items()},
+                       vllm_service_restart_settle=(0, 300), vllm_service_ready_timeout=(1, 86400)),
         "names": {"vllm_service_host": ("host", False), "vllm_service_advertise_address": ("host", True),
                   "vllm_service_served_model_name": ("arg", True), "vllm_service_user": ("user", True),
                   "vllm_service_after": ("unit", False), "vllm_service_unit_name": ("unit_prefix", False)},

@@ -18,7 +18,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import evidence, layouts, vllm_options
+from ansible_collections.llmhost.vllm.plugins.module_utils import evidence, input_types, layouts, value_checks, vllm_options
 from ansible_collections.llmhost.vllm.plugins.module_utils.evidence import H200_FP8_NOTE, KV_FP8_NOTE
 from ansible_collections.llmhost.vllm.plugins.module_utils.model_memory import (
     GIB, LOAD_MARGIN, kv_bytes_per_token, loaded_bytes, model_shape)
@@ -33,6 +33,14 @@ MAX_NUM_SEQS_CAP = layouts.MAX_NUM_SEQS_CAP
 # The share of each GPU's memory vLLM may take: below 0.1 no model fits, above 0.98 the CUDA context and the
 # allocator's own blocks have no room. The first play checks vllm_service_gpu_memory_utilization with this range.
 UTILIZATION_RANGE = (0.1, 0.98)
+# The numeric wishes' ranges and types: their one home. The first play checks vllm_service_<wish> against these
+# (role_inputs reads them from here), and the planner refuses with the same words, so a value the first play takes
+# is never refused by the plan for its range or type, nor the other way round.
+WISH_RANGES = {
+    "base_port": ("int", 1024, 65535), "tensor_parallel_size": ("int", 0, 64), "max_model_len": ("int", 0, None),
+    "max_num_seqs": ("int", 0, None), "tokens_per_seq": ("int", 1, 10485760), "shutdown_timeout": ("int", 0, 3600),
+    "gpu_memory_utilization": ("float",) + UTILIZATION_RANGE,
+}
 # The smallest context the plan holds when none is asked (vllm_service_max_model_len=0), or the model's own limit.
 MIN_CONTEXT = 4096
 # The wishes' allowed values: the module's argument spec takes its choices from here.
@@ -70,6 +78,17 @@ class PlanError(Exception):
     pass
 
 
+def wish_errors(wishes):
+    """The first play's sentences for the numeric wishes: a wrong type (input_types, as the first play's type check
+    says it), else a number out of its range (value_checks.range_errors, as the role's table says it)."""
+    out = []
+    for key, (kind, low, high) in sorted(WISH_RANGES.items()):
+        name, value = "vllm_service_" + key, wishes.get(key)
+        problem = input_types.problem(name, value, {"type": kind})
+        out += [problem] if problem else value_checks.range_errors({name: [value, low, high]})
+    return out
+
+
 class _Plan:
     """What the steps share: the wishes, the model's shape, the option table, and what was decided so far."""
 
@@ -79,6 +98,9 @@ class _Plan:
         for key, allowed in WISH_CHOICES.items():
             if self.w[key] not in allowed:
                 raise PlanError("vllm_service_%s=%s; choose one of %s" % (key, self.w[key], ", ".join(allowed)))
+        errors = wish_errors(self.w)
+        if errors:
+            raise PlanError("; ".join(errors))
         self.shape = model_shape(config)
         self.table = table
         self.kv_value_bytes = 2
@@ -175,10 +197,7 @@ def select_gpus(plan, gpus):
         raise PlanError("gpu_facts reports no memory size for some GPUs; the plan cannot size the KV cache")
     plan.mem = min(mems)
     plan.ccs = [_cc(plan.by_index[i].get("compute_capability")) for i in plan.used]
-    plan.util = float(plan.w["gpu_memory_utilization"])
-    if not UTILIZATION_RANGE[0] <= plan.util <= UTILIZATION_RANGE[1]:
-        raise PlanError("vllm_service_gpu_memory_utilization=%s must be between %s and %s"
-                        % ((plan.util,) + UTILIZATION_RANGE))
+    plan.util = float(plan.w["gpu_memory_utilization"])   # in WISH_RANGES: checked with the other wishes
 
 
 def choose_weight_format(plan):

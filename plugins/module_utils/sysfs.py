@@ -16,7 +16,7 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import format_cp
 NVIDIA_VENDOR = "0x10de"
 # PCI class 0x0300xx (VGA controller) and 0x0302xx (3D controller): the GPU functions.
 GPU_CLASSES = ("0x0300", "0x0302")
-_BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 # PCIe link speed per lane -> generation.
 _SPEED_GEN = {"2.5": 1, "5.0": 2, "5": 2, "8.0": 3, "8": 3, "16.0": 4, "16": 4, "32.0": 5, "32": 5, "64.0": 6, "64": 6}
 

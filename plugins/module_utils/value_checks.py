@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 _PART_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
 # systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\"; "@" separates a template's instance.
@@ -118,9 +119,18 @@ _NAME_RULES = {
                     "is not a Debian version (a digit, then letters, digits and . + ~ : -)"),
     "apt_pattern": (lambda t: bool(_APT_PATTERN_RE.match(t)),
                     "is not a package name, glob or /regex/ that apt's pin and the blacklist read as one token"),
-    "arg": (lambda t: bool(_ARG_RE.match(t)),
-            "cannot be one argument of the unit (no whitespace, quotes, $, backquotes or backslashes)"),
+    "arg": (lambda t: bool(_ARG_RE.match(t)) and not invisible(t),
+            "cannot be one argument of the unit (no whitespace, quotes, $, backquotes or backslashes) or holds a "
+            "character no one sees (a control, format or zero-width character such as U+200B)"),
 }
+
+
+def invisible(text):
+    """Whether ``text`` holds a character a reader does not see: controls, format characters (the zero-width space
+    U+200B, joiners, direction marks), separators other than the ASCII space, private-use and unassigned ones. A name
+    with one looks like another name in every log and listing."""
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp") or
+               (unicodedata.category(char) == "Zs" and char != " ") for char in str(text))
 
 
 def name_errors(spec, kind="path_part"):

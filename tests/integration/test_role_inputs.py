@@ -89,13 +89,16 @@ CASES = [
     ("vllm_service", dict(SERVE, vllm_service_gpus=[0, 0]), "vllm_service_gpus=[0, 0] lists an item twice"),
     ("vllm_service", dict(SERVE, vllm_service_after=["network-online.target\nExecStartPre=+/bin/sh -c id"]),
      "is not a systemd unit name"),
-    ("vllm_service", dict(SERVE, vllm_service_unit_name="../vllm"), "vllm_service_unit_name: '../vllm' is not the start"),
+    # the first play's words, also when the role runs alone (its own table would say "is not the start of a unit name")
+    ("vllm_service", dict(SERVE, vllm_service_unit_name="../vllm"),
+     "vllm_service_unit_name='../vllm' does not start with the collection's prefix"),
     ("vllm_service", dict(SERVE, vllm_service_env={"OMP_NUM_THREADS": "4\"\nLD_PRELOAD=/tmp/x.so"}),
      "vllm_service_env: the value of OMP_NUM_THREADS holds a newline"),
     ("vllm_service", dict(SERVE, vllm_service_host="0.0.0.0"), "vllm_service_host=0.0.0.0 is not a loopback address"),
     ("vllm_service", dict(SERVE, vllm_service_host="localhost"), "vllm_service_host=localhost is not a loopback address"),
+    # the first play's key rule, also when the role runs alone (its own table: "holds a newline, a quote, a backslash")
     ("vllm_service", dict(SERVE, vllm_service_api_key="sk-abc\nHF_TOKEN=stolen"),
-     "vllm_service_api_key holds a newline, a quote, a backslash"),
+     "vllm_service_api_key=(not shown) must be 20 to 256"),
     ("model", {"model_name": "..", **PINNED}, "model_name: '..' must be one plain name"),
     ("quantize", {"quantize_state": "present", "quantize_min_free_gib": 1000000, "model_path": "{fetched}",
                   "quantize_python": "/usr/bin/python3", "quantize_home": "{store}/quantize"},
@@ -162,6 +165,19 @@ CASES = [
      "gateway_tls_certificate=/nonexistent/gw.crt, gateway_tls_key=/nonexistent/gw.key: not a file on the host"),
     ("doctor", {"doctor_burnin_minutes": 0}, "doctor_burnin_minutes=0 must be a number from 0.1 to 1440"),
     ("doctor", {"doctor_load_device": "rocm"}, "value of doctor_load_device must be one of: cuda, cpu, got: rocm"),
+    # the first play's type and class checks, run by the role alone over its own variables (filter role_alone_errors)
+    ("kernel", {"kernel_reboot_ok": " true "}, "kernel_reboot_ok: got ' true ' (a string); needs true or false"),
+    ("gpu_tuning", {"gpu_tuning_unit": "ssh.service"},
+     "gpu_tuning_unit='ssh.service' does not start with the collection's prefix (llmhost- or vllm)"),
+    ("vllm_service", dict(SERVE, vllm_service_unit_name="ssh"),
+     "vllm_service_unit_name='ssh' does not start with the collection's prefix (llmhost- or vllm)"),
+    ("vllm_service", dict(SERVE, vllm_service_api_key="abc"), "vllm_service_api_key=(not shown) must be 20 to 256"),
+    ("gateway", {"gateway_state": "present", "gateway_listen_address": "unix", **PINNED},
+     "gateway_listen_address='unix' is not a literal IPv4 or IPv6 address"),
+    ("monitoring", {"monitoring_listen_address": "0.0.0.0:9090"},
+     "monitoring_listen_address='0.0.0.0:9090' is not a literal IPv4 address"),
+    ("model", {"model_store": "/dev/shm"}, "model_store='/dev/shm' is a system folder or too close to one"),
+    ("model", {"model_hf_endpoint": "https://u:p@hub.example", **PINNED}, "model_hf_endpoint=(not shown) holds credentials"),
 ]
 
 

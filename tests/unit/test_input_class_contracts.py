@@ -239,3 +239,69 @@ def test_every_url_takes_only_the_schemes_of_its_class():
         assert not input_classes.errors({name: _as_declared(name, "https://mirror.lan/x")}), name
         file_ok = not input_classes.errors({name: _as_declared(name, "file:///srv/mirror/x")})
         assert file_ok == (name not in input_classes.ENDPOINT_URLS), name
+
+
+ROLES_WITH_VARIABLES = sorted({path.parts[-3] for path in ROOT.glob("roles/*/defaults/main.yml")} - {"_common"})
+
+
+@pytest.mark.parametrize("role", ROLES_WITH_VARIABLES)
+def test_a_role_used_alone_runs_the_class_checks_over_its_own_variables(role):
+    """A role in a user's own playbook runs no first play: its validate.yml (which its preflight runs) must run the
+    first play's type and class checks over its own variables, skipped where the first play ran them."""
+    validate = ROOT / "roles" / role / "tasks" / "validate.yml"
+    if role in ("llmhost_stack", "host_report"):
+        pytest.skip("%s is loaded or run by the first play itself, never alone in a serving run" % role)
+    text = validate.read_text()
+    call = "llmhost.vllm.role_alone_errors('%s', _common_inputs_checked is defined)" % role
+    assert call in text, "%s does not call %s" % (validate.relative_to(ROOT), call)
+    preflight = ROOT / "roles" / role / "tasks" / "preflight.yml"
+    runs_validate = "import_tasks: validate.yml" in (preflight.read_text() if preflight.exists() else "") \
+        or "import_tasks: validate.yml" in (ROOT / "roles" / role / "tasks" / "main.yml").read_text()
+    assert runs_validate, "%s's preflight (or main.yml) does not run validate.yml" % role
+
+
+def test_no_pattern_lets_a_final_newline_through():
+    """`$` matches before a final newline, so `re.match(r"^name$", "name\n")` passes a name that then breaks a file or
+    a command line: every pattern of the collection's Python that is matched whole ends in \\Z (or uses fullmatch)."""
+    found = []
+    for path in sorted((ROOT / "plugins").rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"re\.(compile|match)\(r[\"'][^\"']*\$[\"']", line):
+                found.append("%s:%d: %s" % (path.relative_to(ROOT), number, line.strip()))
+    assert not found
+
+
+def test_a_name_with_a_final_newline_is_refused():
+    from ansible_collections.llmhost.vllm.plugins.module_utils import bench, cpus
+    phase = {"name": "mixed\n", "input_len": 8, "output_len": 8, "concurrency": 1, "requests": 1}
+    assert bench.phase_errors([phase], "benchmark_phases") == [
+        "benchmark_phases[0] (mixed\n): name must be 1 to 40 of a-z, 0-9 and _, starting with a letter or digit (it "
+        "names the result file)"]
+    assert bench.phase_errors([dict(phase, name="mixed")], "benchmark_phases") == []
+    assert not cpus.is_cpulist("0-3\n0") and cpus.is_cpulist("0-3")
+
+
+def test_no_service_runs_as_root():
+    """Every user or group a service of the collection runs as, or that owns its files, is held to one check."""
+    not_users = {"gateway_backends_group": "an inventory group of hosts, not a user group"}
+    declared = {n for n in PUBLIC if re.search(r"_(user|group)\Z", n)} - set(not_users)
+    assert declared == input_classes.SERVICE_USERS
+    for name in declared:
+        assert input_classes.errors({name: "root"}), name
+        assert not input_classes.errors({name: "vllm"}), name
+
+
+@pytest.mark.parametrize("value", ["qwen\u200b", "qwen\u202e", "qwen\u00a0x", "qwen\x07", "qwen\ue000"])
+def test_a_served_name_with_a_character_no_one_sees_is_refused(value):
+    values = {n: _defaults()[n] for n in role_inputs.names("vllm_service")}
+    errors = role_inputs.errors("vllm_service", dict(values, vllm_service_served_model_name=value))
+    assert any("vllm_service_served_model_name" in e and "no one sees" in e for e in errors), errors
+    assert not [e for e in role_inputs.errors("vllm_service", dict(values, vllm_service_served_model_name="qwen-é"))
+                if "vllm_service_served_model_name" in e]
+
+
+def test_a_folder_name_longer_than_linux_takes_is_refused_for_every_taken_folder():
+    for name in input_classes.TAKEN_FOLDERS:
+        errors = input_classes.errors({name: "/srv/llmhost/" + "a" * 256})
+        assert errors and "longer than 255 bytes" in errors[0], (name, errors)
+        assert not input_classes.errors({name: "/srv/llmhost/" + "a" * 255}), name

@@ -162,3 +162,19 @@ def test_the_profiles_default_client_is_refused_where_vllm_has_no_bench_serve(pl
     assert failed, out[-3000:]
     assert "/opt/llmhost/vllm/venv/bin/vllm has no `vllm bench serve`" in out, out[-3000:]
     assert "benchmark_client=script runs the pinned one" in out
+
+
+def test_the_report_alone_measures_nothing_and_reports_the_newest_run(host, playbook, runs):
+    """`--tags benchmark_report` alone: no phase runs, no run folder is made, and the newest run kept on the host
+    (folders are named by their UTC start) is reported again and fetched to the controller."""
+    kept = "ls -1 /var/lib/llmhost/bench | grep -E '^[0-9]+T[0-9]+Z$' | sort"
+    before = host.check_output(kept).split()
+    reports = runs["tmp"] / "again"
+    extra = _vars(runs["tmp"], reports, benchmark_client="script")
+    changed, failed, out = playbook("--tags", "benchmark_report", "-e", extra, path="playbooks/benchmark.yml")
+    assert not failed, out[-4000:]
+    assert host.check_output(kept).split() == before
+    fetched = _run_dirs(reports)
+    assert [d.name for d in fetched] == [before[-1]], (fetched, before)
+    assert (fetched[0] / "report.md").exists() and (fetched[0] / "summary.json").exists()
+    assert "Start the phase in the background" not in out

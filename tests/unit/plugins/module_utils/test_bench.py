@@ -181,7 +181,7 @@ def test_a_fixed_prompt_length_is_fixed_for_both_clients():
 
 @pytest.mark.parametrize("phases,fragment", [
     ([], "at least one"),
-    ([{"name": "A b", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1}], "name must match"),
+    ([{"name": "A b", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1}], "name must be 1 to 40 of a-z"),
     ([{"name": "a", "input_len": 1, "output_len": 1, "concurrency": 1, "requests": 1}] * 2, "name used twice"),
     ([{"name": "a", "input_len": 1, "output_len": 0, "concurrency": True, "requests": 1}], "output_len, concurrency must"),
     ([{"name": "a", "input_len": [64, 16], "output_len": 1, "concurrency": 1, "requests": 1}], "input_len must"),

@@ -255,7 +255,7 @@ def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
     ({"weight_format": "checkpoint"}, "vllm_service_weight_format=checkpoint, but the model has no quantization_config"),
     ({"mode": "sharded"}, "vllm_service_mode=sharded; choose one of auto, replicas, tensor_parallel"),
     ({"kv_cache_dtype": "fp8_e5m2"}, "vllm_service_kv_cache_dtype=fp8_e5m2; choose one of auto, fp8"),
-    ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be between"),
+    ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be a number from 0.1 to 0.98"),
     # the last step: ports that exist, and arguments the unit carries as they are
     ({"base_port": 65535}, "vllm_service_base_port=65535 with 2 replica(s) puts the last one on port 65536"),
     ({"model_path": "/srv/my models/m"}, "cannot be passed safely through the unit: ['/srv/my models/m']"),
@@ -388,6 +388,21 @@ def test_the_wishes_allowed_values_have_one_home():
     task = [t for t in yaml.safe_load((role / "tasks" / "preflight.yml").read_text())
             if "llmhost.vllm.vllm_serving_plan" in t][0]
     assert set(task["llmhost.vllm.vllm_serving_plan"]["wishes"]) == set(spec)
+
+
+def test_the_planners_defaults_and_types_are_the_roles():
+    """The role's defaults/main.yml and argument_specs are the wishes' home: the planner's own defaults (for callers
+    that pass no wish) and the module's types must say the same, so that no value means two things."""
+    import yaml
+    from ansible_collections.llmhost.vllm.plugins.modules import vllm_serving_plan as mod
+    role = ROOT / "roles" / "vllm_service"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    argspec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert dict(sp.DEFAULT_WISHES) == {k: defaults["vllm_service_" + k] for k in sp.DEFAULT_WISHES}
+    assert mod.WISH_TYPES == {k: argspec["vllm_service_" + k]["type"] for k in mod.WISH_TYPES}
+    low, high = sp.UTILIZATION_RANGE
+    assert argspec["vllm_service_gpu_memory_utilization"]["type"] == "float" and low < defaults[
+        "vllm_service_gpu_memory_utilization"] < high
 
 
 # Layout by what each choice serves (module_utils/layouts.py), on the public 2x4090 facts.
