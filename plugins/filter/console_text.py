@@ -21,25 +21,26 @@ options:
     type: str
     required: true
   stdout_callback:
-    description: The stdout callback in use (C(lookup('ansible.builtin.config', 'DEFAULT_STDOUT_CALLBACK'))).
+    description:
+      - The stdout callback in use. Left out, the filter reads it from Ansible's configuration (C(DEFAULT_STDOUT_CALLBACK)),
+        as C(lookup('ansible.builtin.config', 'DEFAULT_STDOUT_CALLBACK')) would.
     type: str
-    required: true
   result_format:
     description:
-      - The default callback's result format (C(lookup('ansible.builtin.config', 'result_format',
-        plugin_type='callback', plugin_name='default'))).
+      - The default callback's result format. Left out, the filter reads it from Ansible's configuration (the default
+        callback's C(result_format)).
     type: str
-    required: true
 author: llmhost.vllm maintainers (@llmhost)
 """
 
 EXAMPLES = r"""
 - name: Print the report, one line a row under any callback
   ansible.builtin.debug:
-    msg: "{{ report.markdown | llmhost.vllm.console_text(callback, result_format) }}"
-  vars:
-    callback: "{{ lookup('ansible.builtin.config', 'DEFAULT_STDOUT_CALLBACK') }}"
-    result_format: "{{ lookup('ansible.builtin.config', 'result_format', plugin_type='callback', plugin_name='default') }}"
+    msg: "{{ report.markdown | llmhost.vllm.console_text }}"
+
+- name: The same, for a callback and format given
+  ansible.builtin.debug:
+    msg: "{{ report.markdown | llmhost.vllm.console_text('ansible.builtin.default', 'yaml') }}"
 """
 
 RETURN = r"""
@@ -51,7 +52,18 @@ _value:
 DEFAULT_CALLBACKS = ("default", "ansible.builtin.default")
 
 
-def console_text(text, stdout_callback, result_format):
+def _configured():
+    """The stdout callback and the default callback's result format, as Ansible's configuration says for this run."""
+    from ansible import constants  # pylint: disable=import-outside-toplevel  # the controller's, read when asked
+    return (constants.config.get_config_value("DEFAULT_STDOUT_CALLBACK"),
+            constants.config.get_config_value("result_format", plugin_type="callback", plugin_name="default"))
+
+
+def console_text(text, stdout_callback=None, result_format=None):
+    if stdout_callback is None or result_format is None:
+        configured = _configured()
+        stdout_callback = configured[0] if stdout_callback is None else stdout_callback
+        result_format = configured[1] if result_format is None else result_format
     text = str(text)
     if str(stdout_callback) in DEFAULT_CALLBACKS and str(result_format) == "yaml":
         return text
