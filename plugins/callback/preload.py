@@ -13,7 +13,7 @@ description:
   - ansible-core runs each task of each host in a worker process forked from the controller, and compiles a
     collection's Python plugins from their source (it keeps no bytecode of them). A task that uses one of this
     collection's filters makes its worker load the collection's filter files and the C(module_utils) they import,
-    again for every task; about 0.07-0.09 s a task on a 2-core machine, about 8% of a site run that changes nothing.
+    again for every task (docs/measurements.md has the figures).
   - This callback loads them once, in the controller, when the playbook starts; every worker inherits them. It
     prints nothing and changes no result. Where a plugin cannot be loaded, it says so at C(-vvv) and the task that
     uses the plugin loads it as it would have.

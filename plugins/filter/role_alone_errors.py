@@ -38,7 +38,7 @@ EXAMPLES = r"""
     that: __errors | length == 0
     fail_msg: "{{ __errors | join('; ') }}"
   vars:
-    __errors: "{{ hostvars[inventory_hostname] | llmhost.vllm.role_alone_errors('gateway', _common_inputs_checked | default(false)) }}"
+    __errors: "{{ hostvars[inventory_hostname] | llmhost.vllm.role_alone_errors('gateway', _common_inputs_checked is defined) }}"
 """
 
 RETURN = r"""

@@ -272,13 +272,12 @@ def test_no_pattern_lets_a_final_newline_through():
 
 
 def test_a_name_with_a_final_newline_is_refused():
-    from ansible_collections.llmhost.vllm.plugins.module_utils import bench, cpus
+    from ansible_collections.llmhost.vllm.plugins.module_utils import bench
     phase = {"name": "mixed\n", "input_len": 8, "output_len": 8, "concurrency": 1, "requests": 1}
     assert bench.phase_errors([phase], "benchmark_phases") == [
         "benchmark_phases[0] (mixed\n): name must be 1 to 40 of a-z, 0-9 and _, starting with a letter or digit (it "
         "names the result file)"]
     assert bench.phase_errors([dict(phase, name="mixed")], "benchmark_phases") == []
-    assert not cpus.is_cpulist("0-3\n0") and cpus.is_cpulist("0-3")
 
 
 def test_no_service_runs_as_root():
