@@ -121,6 +121,10 @@ locks:
 	  --exclude-newer 2024-10-21T00:00:00Z -o $(LOCKS)/seed-autoawq-py311.txt
 	$(UV_COMPILE) $(LOCKS)/current-vllm.in --python-version 3.12 --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm.txt
 	$(UV_COMPILE) $(LOCKS)/current-vllm.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm-py311.txt
+	$(UV_COMPILE) $(LOCKS)/current-vllm-ray.in -c $(LOCKS)/current-vllm.txt --python-version 3.12 \
+	  --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm-ray.txt
+	$(UV_COMPILE) $(LOCKS)/current-vllm-ray.in -c $(LOCKS)/current-vllm-py311.txt --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 -o $(LOCKS)/current-vllm-ray-py311.txt
 	$(UV_COMPILE) $(LOCKS)/current-llm-compressor.in --python-version 3.12 --python-platform x86_64-manylinux_2_28 \
 	  -o $(LOCKS)/current-llm-compressor.txt
 	$(UV_COMPILE) $(LOCKS)/current-llm-compressor.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \

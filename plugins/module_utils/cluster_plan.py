@@ -114,3 +114,95 @@ def across_hosts(hosts, config, wishes, table, interface, link_mbps=None):
         "options": options + plan.flags, "env": {h["name"]: _env(h, interface) for h in hosts},
         "kv_tokens_per_gpu": tokens, "decisions": plan.decisions, "warnings": warnings,
     }
+
+
+SPAN_CHOICES = ("auto", "always")
+
+
+def host_plan(hosts, this, config, wishes, table, cluster):
+    """The plan one host of a cluster serves, in the one-host plan's shape (the same fact, the same reasons).
+
+    hosts: the cluster's members, head first (name, gpus, p2p); this: this host's name; cluster: interface,
+    ray_address (the head's GCS, host:port), across (auto: stages only when the head cannot hold the model alone;
+    always: stages even when it could) and link_mbps (or None). When one host holds it, every member serves its own
+    one-host plan (replicas behind the gateway); otherwise the head serves one API server whose ranks Ray places on
+    every member, and a worker serves nothing itself."""
+    me = [h for h in hosts if h["name"] == this]
+    if not me:
+        raise sp.PlanError("ray_cluster_group: this host (%s) is not a member (%s)"
+                           % (this, ", ".join(h["name"] for h in hosts)))
+    if cluster.get("across", "auto") != "always" or len(hosts) < 2:
+        try:
+            plan = sp.make_plan(hosts[0]["gpus"], hosts[0].get("p2p") or {}, config, wishes, table)
+        except sp.PlanError as alone:
+            if len(hosts) < 2:
+                raise
+            return _staged(hosts, this, config, wishes, table, cluster, "one host cannot serve it (%s)" % alone)
+        if this != hosts[0]["name"]:
+            plan = sp.make_plan(me[0]["gpus"], me[0].get("p2p") or {}, config, wishes, table)
+        plan.update(span=1, cluster_role="member")
+        plan["decisions"].append({"key": "span", "value": 1, "reason": "the head's GPUs hold the weights and the KV "
+                                  "cache: each host of the cluster serves its own replicas, no stage crosses the "
+                                  "network (vllm_service_across_hosts=always spans them anyway)"})
+        return plan
+    return _staged(hosts, this, config, wishes, table, cluster,
+                   "vllm_service_across_hosts=always (asked), though one host could serve it")
+
+
+def _staged(hosts, this, config, wishes, table, cluster, why):
+    """Pipeline stages, one per host, tensor parallel inside each: the head's API server and its options."""
+    check_hosts(hosts)
+    check_options(table)
+    plan = sp.basis(hosts[0]["gpus"], config, wishes, table)
+    tp, pp = len(plan.used), len(hosts)
+    _split(plan, tp, pp)
+    plan.tp, plan.groups = tp, [plan.used]
+    _size_a_stage(plan, pp)
+    sp.choose_cuda_graphs(plan)
+    plan.numa_on = False
+    plan.decide("numa", "off", "the API server places no rank itself: Ray's workers run the GPUs' work")
+    plan.decide("span", pp, "%s: %d pipeline stages, one per host (%s), each over its %d GPU(s) with tensor "
+                "parallel; the head %s runs the one API server, Ray places its ranks"
+                % (why, pp, ", ".join(h["name"] for h in hosts), tp, hosts[0]["name"]))
+    if cluster.get("link_mbps") is not None and int(cluster["link_mbps"]) < MIN_LINK_MBPS:
+        plan.warn("the cluster's link runs at %d Mbit/s, below %d: every token waits on the activations passed "
+                  "between stages" % (int(cluster["link_mbps"]), MIN_LINK_MBPS))
+    replicas = sp.build_replicas(plan, hosts[0].get("p2p") or {})
+    head = replicas[0]
+    head["options"] += ["--pipeline-parallel-size", str(pp), "--distributed-executor-backend", "ray"]
+    head["env"].update(_env(hosts[0], cluster["interface"]), RAY_ADDRESS=cluster["ray_address"])
+    sp.add_extra_args(plan, replicas)
+    sp.check_unit_lines(plan, replicas)
+    result = sp._result(plan, replicas)
+    node_env = dict((h["name"], _env(h, cluster["interface"])) for h in hosts)
+    result.update(mode="pipeline_parallel", span=pp, pipeline_parallel_size=pp, head=hosts[0]["name"],
+                  workers=[h["name"] for h in hosts[1:]], node_env=node_env)
+    result["cluster_role"] = "head" if this == hosts[0]["name"] else "worker"
+    if result["cluster_role"] == "worker":
+        result["replicas"] = []
+    return result
+
+
+def _size_a_stage(plan, pp):
+    """The KV cache, context and batch as one GPU of a stage holds them: 1/pp of the layers and of the weights."""
+    full_shape, full_bytes = plan.shape, plan.wbytes
+    plan.shape = dict(full_shape, layers=full_shape["layers"] // pp)
+    plan.wbytes = full_bytes / pp
+    try:
+        sp.choose_kv_cache_for_load(plan)
+        sp.size_context_and_batch(plan)
+    finally:
+        plan.shape, plan.wbytes = full_shape, full_bytes
+
+
+def member_gpus(hosts, names):
+    """Each member's GPUs and peer-to-peer map, for the plan across hosts, from its variables: the GPUs given to the
+    plan (vllm_service_plan_gpus, vllm_service_plan_p2p), else those gpu_facts read (ansible_facts.gpu_topology)."""
+    found = []
+    for name in names:
+        host = hosts.get(name) or {}
+        topology = (host.get("ansible_facts") or {}).get("gpu_topology") or {}
+        given = host.get("vllm_service_plan_gpus") or []
+        found.append({"name": name, "gpus": given or topology.get("gpus") or [],
+                      "p2p": (host.get("vllm_service_plan_p2p") or {}) if given else topology.get("p2p") or {}})
+    return found

@@ -31,7 +31,8 @@ UNIT_PREFIXES = ("llmhost-", "vllm")
 # Folders the roles make beside their own, to replace one whole (temp path, then rename) or to keep the one before.
 WORKING_SUFFIXES = (".partial", ".previous", ".old")
 
-UNITS = frozenset(["gpu_tuning_unit", "system_tuning_cpu_policy_unit", "vllm_service_unit_name"])
+UNITS = frozenset(["gpu_tuning_unit", "system_tuning_cpu_policy_unit", "vllm_service_unit_name", "ray_cluster_unit",
+                   "ray_cluster_firewall_unit"])
 # Written where anyone on the host reads them, or handed to a tool in argv or its environment.
 SHOWN_URLS = frozenset([
     "llmhost_stack_nvidia_repo_url", "llmhost_stack_nvidia_repo_key_url", "gateway_nginx_repo_url",
@@ -76,7 +77,7 @@ TAKEN_FOLDERS = frozenset([
     "benchmark_home", "benchmark_work_dir", "gateway_config_dir", "model_hf_cache", "model_store",
     "monitoring_config_dir", "monitoring_gpu_exporter_home", "monitoring_grafana_dashboards_dir", "quantize_home",
     "vllm_install_build_dir", "vllm_install_home", "vllm_install_wheel_cache", "vllm_service_cache_dir",
-    "vllm_service_config_dir",
+    "vllm_service_config_dir", "ray_cluster_dir",
 ])
 # Files a service appends to as root (nginx opens its logs before it drops privileges) and the uninstall removes:
 # the collection's own by their name, under /var/log.
@@ -270,7 +271,7 @@ def taken_paths(merged):
 
 # Folders handed to a service user (it owns them) and folders root reads configuration, programs or models from: the
 # first never equal to, inside or around the second, or the service user could swap what root later reads.
-HANDED_OVER = frozenset(["vllm_service_cache_dir"])
+HANDED_OVER = frozenset(["vllm_service_cache_dir", "ray_cluster_dir"])
 ROOT_READS = frozenset(["vllm_service_config_dir", "vllm_install_home", "quantize_home", "monitoring_gpu_exporter_home",
                         "monitoring_config_dir", "gateway_config_dir", "benchmark_home", "model_store"])
 
@@ -300,7 +301,7 @@ def handed_over_errors(taken):
 # already exactly so needs no marker: nothing of it is taken over.
 SERVICE = "<service user>"
 MADE_AS = dict.fromkeys(TAKEN_FOLDERS, ("root", "root", "0755"))
-MADE_AS.update({"vllm_service_cache_dir": (SERVICE, SERVICE, "0750"), "model_hf_cache": ("root", None, None),
+MADE_AS.update({"vllm_service_cache_dir": (SERVICE, SERVICE, "0750"), "ray_cluster_dir": (SERVICE, SERVICE, "0700"), "model_hf_cache": ("root", None, None),
                 "vllm_install_wheel_cache": ("root", None, None), "benchmark_work_dir": ("root", None, None)})
 # Who the service user is: vllm_service's own choice, else vllm_install's.
 SERVICE_USER_VARS = ("vllm_service_user", "vllm_install_user")

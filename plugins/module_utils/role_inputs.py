@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, serving_plan, value_checks
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, ray_cluster, serving_plan, value_checks
 
 # A value an environment file carries as one plain double-quoted value.
 SAFE_ENV_VALUE = re.compile(r"[^\n\"'\\$`]*\Z")
@@ -195,6 +195,19 @@ def _system_tuning_extra(v):
     return ["system_tuning_sysctl_defaults, system_tuning_sysctl and system_tuning_sysctl_overrides must be dicts "
             "(key: value), system_tuning_numa_balancing one of auto, true, false, system_tuning_thp one of always, "
             "madvise, never or \"\" (leave); got numa_balancing=%s, thp=%s." % (numa, thp)]
+
+
+def _ray_cluster_extra(v):
+    ports = v["ray_cluster_ports"]
+    errors = ray_cluster.port_errors(ports if isinstance(ports, dict) else {}, v["ray_cluster_worker_ports"])
+    address = v["ray_cluster_node_address"]
+    if address not in ("", None) and ray_cluster.address_problem(address):
+        errors.append("ray_cluster_node_address: %s" % ray_cluster.address_problem(address))
+    gpus = str(v["ray_cluster_num_gpus"] if v["ray_cluster_num_gpus"] is not None else "")
+    if gpus and not (gpus.isdigit() and int(gpus) <= 64):
+        errors.append("ray_cluster_num_gpus=%r: a whole number from 0 to 64, or empty (every GPU gpu_facts reads)"
+                      % (v["ray_cluster_num_gpus"],))
+    return errors
 
 
 def _benchmark_extra(v):
@@ -424,6 +437,15 @@ TABLES = {
         # read by the role's validate beside its own: the stack profile's name and its build's clones, the method
         # settled and the role's methods, the arch list's form
         "given": ["profile_name", "profile_build_clones", "method", "methods", "arch_list_pattern"],
+    },
+    "ray_cluster": {
+        "ranges": {"ray_cluster_ready_timeout": (1, 86400)},
+        "names": {"ray_cluster_unit": ("unit", False), "ray_cluster_firewall_unit": ("unit", False),
+                  "ray_cluster_interface": ("path_part", True), "ray_cluster_group": ("path_part", True),
+                  "ray_cluster_head": ("path_part", True)},
+        "paths": {"names": ["ray_cluster_dir", "ray_cluster_firewall_file"]},
+        "extra": _ray_cluster_extra,
+        "also": ["ray_cluster_node_address", "ray_cluster_ports", "ray_cluster_worker_ports", "ray_cluster_num_gpus"],
     },
     "benchmark": {
         "ranges": {"benchmark_phase_timeout": (1, None), "benchmark_poll": (1, 3600)},

@@ -104,6 +104,39 @@ options:
         description: More C(vllm serve) options, checked against I(option_table).
         type: list
         elements: str
+  cluster:
+    description:
+      - The Ray cluster this host belongs to (C(ray_cluster_group)), when it has one. The plan is then made with
+        C(module_utils/cluster_plan.py). When the head's GPUs cannot hold the weights and a minimum KV cache (or
+        I(cluster.across) is C(always)), the model is served in pipeline stages, one per host, by one API server on
+        the head; a worker's plan has no replica.
+    type: dict
+    suboptions:
+      members:
+        description: The cluster's hosts, head first, each C(name), C(gpus) and C(p2p) as C(gpu_facts) reports them.
+        type: list
+        elements: dict
+        required: true
+      this:
+        description: This host's name among I(cluster.members).
+        type: str
+        required: true
+      interface:
+        description: The cluster's network interface (C(NCCL_SOCKET_IFNAME), C(GLOO_SOCKET_IFNAME)).
+        type: str
+        required: true
+      ray_address:
+        description: The head's Ray GCS address, C(host:port) (C(RAY_ADDRESS) of the API server).
+        type: str
+        required: true
+      across:
+        description: C(auto) spans the hosts only when one cannot hold the model; C(always) spans them anyway.
+        type: str
+        choices: [auto, always]
+        default: auto
+      link_mbps:
+        description: The cluster interface's link speed in Mbit/s, when known; below 10000 the plan warns.
+        type: int
   option_table:
     description: Option table of the profile's C(vllm serve) (C(vllm_version) and C(options)).
     type: dict
@@ -133,6 +166,9 @@ plan:
       C(served_model_name), C(model_path), C(replicas) (each C(name), C(gpus), C(port), C(numa_node), C(cpus), C(env),
       C(options)), C(decisions) (each C(key), C(value), C(reason)), C(warnings), C(estimates), C(model), C(vllm_version),
       C(layouts) (the figures of the C(chosen) layout and the C(runner_up), when the plan chose between layouts).
+    - With I(cluster), also C(span) (hosts one model spans) and C(cluster_role) (C(head), C(worker) or C(member));
+      a plan in stages has C(mode) C(pipeline_parallel), C(pipeline_parallel_size), C(head), C(workers) and
+      C(node_env) (each member's NCCL environment for its Ray node).
   returned: success
   type: dict
 """
@@ -142,6 +178,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmhost.vllm.plugins.module_utils.cluster_plan import host_plan
 from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import WISH_CHOICES, PlanError, make_plan
 
 # The wishes' types; their allowed values come from the planner (WISH_CHOICES), their defaults too.
@@ -167,6 +204,14 @@ def wish_spec():
     return spec
 
 
+def _plan(p, config, wishes):
+    """This host's plan: alone, or as a member of its Ray cluster."""
+    cluster = p["cluster"]
+    if not cluster:
+        return make_plan(p["gpus"], p["p2p"], config, wishes, p["option_table"])
+    return host_plan(cluster["members"], cluster["this"], config, wishes, p["option_table"], cluster)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -175,6 +220,14 @@ def main():
             model_path=dict(type="path", required=True),
             model_config=dict(type="dict"),
             wishes=dict(type="dict", default={}, options=wish_spec()),
+            cluster=dict(type="dict", options=dict(
+                members=dict(type="list", elements="dict", required=True),
+                this=dict(type="str", required=True),
+                interface=dict(type="str", required=True),
+                ray_address=dict(type="str", required=True),
+                across=dict(type="str", choices=["auto", "always"], default="auto"),
+                link_mbps=dict(type="int"),
+            )),
             option_table=dict(type="dict", required=True),
         ),
         supports_check_mode=True,
@@ -190,7 +243,7 @@ def main():
             module.fail_json(msg="vllm_service_model_path=%s: cannot read its config.json (%s)" % (p["model_path"], e))
     wishes = dict(p["wishes"], model_path=p["model_path"])
     try:
-        plan = make_plan(p["gpus"], p["p2p"], config, wishes, p["option_table"])
+        plan = _plan(p, config, wishes)
     except PlanError as e:
         module.fail_json(msg=str(e))
     except (KeyError, TypeError, ValueError) as e:

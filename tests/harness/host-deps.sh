@@ -9,7 +9,7 @@ declare -A CMD_PKG=(
   [mmdebstrap]=mmdebstrap [apt-cacher-ng]=apt-cacher-ng [socat]=socat [ssh]=openssh-client
   [dockerd]=docker.io [qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils
   [sfdisk]=fdisk [mkfs.ext4]=e2fsprogs [shellcheck]=shellcheck [rsync]=rsync
-  [dpkg-scanpackages]=dpkg-dev [gpg]=gpg [pci.ids]=pci.ids
+  [dpkg-scanpackages]=dpkg-dev [gpg]=gpg [pci.ids]=pci.ids [nft]=nftables [ip]=iproute2
 )
 # the stand-in of NVIDIA's repository (nvrepo.py) is built with dpkg-deb, dpkg-scanpackages and gpg
 repo=(dpkg-scanpackages gpg)
@@ -20,8 +20,9 @@ for kind in "$@"; do
     container) want+=(mmdebstrap apt-cacher-ng dockerd "${repo[@]}") ;;
     vm) want+=(mmdebstrap apt-cacher-ng socat ssh qemu-system-x86_64 qemu-img sfdisk mkfs.ext4 "${repo[@]}") ;;
     lint) want+=(shellcheck rsync) ;;
-    # pci.ids: the PCI ID Repository, which the GPU id table is checked against (test_pci_ids.py)
-    unit) want+=("${repo[@]}" pci.ids) ;;
+    # pci.ids: the PCI ID Repository, which the GPU id table is checked against (test_pci_ids.py); nft and ip:
+    # the Ray cluster's firewall table, loaded in a network namespace of the test's own (test_ray_firewall.py)
+    unit) want+=("${repo[@]}" pci.ids nft ip) ;;
     *) echo "usage: $0 container|vm|lint|unit..." >&2; exit 2 ;;
   esac
 done

@@ -41,6 +41,11 @@ case "$scenario" in
     export LLMHOST_BENCH_WHEELS LLMHOST_BENCH_SDIST
     # the source build's tools (setuptools_scm, cmake, wheel) and a CUDA toolkit from NVIDIA's PyPI wheels,
     # for test_vllm_install_source.py (a stand-in vLLM source tree, compiled for real with that nvcc)
+    # Ray and what it needs beyond the stand-in lock, for the one-node cluster; the cluster's interface is this
+    # machine's default route's (the container shares its network)
+    LLMHOST_RAY_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/molecule/_shared/files/ray-lock.txt")
+    LLMHOST_CLUSTER_INTERFACE=$(ip -4 route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") {print $(i + 1); exit}}')
+    export LLMHOST_RAY_WHEELS LLMHOST_CLUSTER_INTERFACE
     LLMHOST_BUILD_WHEELS=$("$HARNESS_DIR/wheels.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt")
     LLMHOST_CUDA_HOME=$("$HARNESS_DIR/cuda_home.sh" "$REPO_ROOT/molecule/_shared/files/source-build-lock.txt")
     export LLMHOST_BUILD_WHEELS LLMHOST_CUDA_HOME ;;

@@ -102,6 +102,30 @@ def test_the_standin_torch_is_the_quantizer_locks_torch():
     assert dev["huggingface-hub"] == standin["huggingface-hub"]
 
 
+def test_the_standin_cluster_lock_is_the_standin_lock_and_the_profile_s_ray():
+    """The container's Ray cluster host holds the stand-in lock plus Ray and what it needs
+    (molecule/_shared/files/ray-lock.txt), at the versions of the current profile's cluster lock for Python 3.11."""
+    def pins(path):
+        lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+        return dict(line.split("==") for line in lines if "==" in line)
+    files = ROOT / "molecule/_shared/files"
+    ray, standin = pins(files / "ray-lock.txt"), pins(files / "standin-vllm-lock.txt")
+    profile = pins(ROOT / "roles/llmhost_stack/files/locks/current-vllm-ray-py311.txt")
+    assert pins(files / "standin-vllm-ray-lock.txt") == dict(standin, **ray)
+    assert not set(ray) & set(standin) and {name: profile[name] for name in ray} == ray
+    current = yaml.safe_load((ROOT / "roles/llmhost_stack/vars/current.yml").read_text())["__llmhost_stack_data"]
+    assert ray["ray"] == current["vllm"]["ray"]["version"] == profile["ray"]
+
+
+def test_a_profile_s_ray_is_the_one_its_cluster_lock_pins():
+    for name in ("seed", "current"):
+        data = yaml.safe_load((ROOT / ("roles/llmhost_stack/vars/%s.yml" % name)).read_text())["__llmhost_stack_data"]
+        ray = data["vllm"]["ray"]
+        for lock in [ray["lock"]] + list(ray["locks_by_python"].values()):
+            lines = (ROOT / "roles/llmhost_stack/files/locks" / lock).read_text().splitlines()
+            assert "ray==%s" % ray["version"] in lines, (name, lock)
+
+
 # An input check anchored with `$` lets a value through with a newline at its end (Python's `$` matches
 # before a final newline), and that newline then starts a line of its own in a pin, a unit or a script.
 _MATCH_DOLLAR = re.compile(r"""is (?:not )?match\(\s*(['"])(?:(?!\1).)*\$\1""")

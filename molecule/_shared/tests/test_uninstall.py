@@ -15,14 +15,14 @@ import pytest
 # /etc/fonts), which no role wrote.
 SCANNED = ["/etc/llmhost", "/etc/systemd/system", "/etc/apt", "/etc/nginx", "/etc/prometheus", "/etc/default",
            "/etc/sysctl.d", "/etc/modprobe.d", "/etc/modules-load.d", "/etc/profile.d", "/etc/ansible", "/etc/dkms",
-           "/opt", "/srv", "/usr/local/lib", "/usr/local/sbin", "/usr/local/bin", "/var/lib/llmhost", "/var/lib/nginx",
+           "/opt", "/srv", "/usr/local/lib", "/usr/local/sbin", "/usr/local/bin", "/var/lib/llmhost", "/var/lib/llmhost-ray", "/var/lib/nginx",
            "/var/lib/prometheus", "/var/lib/grafana", "/var/cache/llmhost", "/var/cache/vllm", "/var/tmp",
            "/var/log/nginx", "/var/log/prometheus", "/usr/lib/systemd/system"]
 # Installs other tests made with their own homes: removed by the same playbook, given the same variables.
 TEST_INSTALLS = ["--tags", "vllm_install,quantize", "-e", "vllm_install_home=/opt/llmhost/vllm-source-test",
                  "-e", "vllm_install_wheel_cache=/var/cache/llmhost/wheels-source-test",
                  "-e", "quantize_home=/opt/llmhost/quantize-seed"]
-PORTS = [8000, 8001, int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150")), 9090, 9093, 9100, 9835]
+PORTS = [8000, 8001, int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150")), 9090, 9093, 9100, 9835, 3160]
 # (pattern of paths left on purpose, why)
 KEPT = [
     (r"/srv/llmhost(/models(/.*)?)?", "the models stay unless asked (llmhost_uninstall_models)"),

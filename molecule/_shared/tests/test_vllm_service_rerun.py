@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 ROLE_TAGS = ["kernel", "nvidia_driver", "cuda_toolkit", "system_tuning", "gpu_tuning",
-             "vllm_install", "model", "quantize", "vllm_service", "gateway", "monitoring"]
+             "vllm_install", "model", "quantize", "ray_cluster", "vllm_service", "gateway", "monitoring"]
 TAG_RUNS_AT_ONCE = 3
 
 

@@ -72,3 +72,40 @@ def test_what_cannot_span_hosts_is_refused_by_name(rtx4090x2):
 def test_one_host_that_cannot_hold_it_says_why_as_before(rtx4090x2):
     with pytest.raises(sp.PlanError, match="does not fit the 2 GPU"):
         cp.across_hosts(hosts(rtx4090x2, 1), QWEN25_72B_AWQ, WISHES, table("0.6.3"), "eno1")
+
+
+CLUSTER = {"interface": "enp65s0", "ray_address": "10.0.0.1:6379", "across": "auto", "link_mbps": 25000}
+
+
+def test_host_plan_puts_the_72b_api_server_on_the_head_with_stage_options(rtx4090x2):
+    head = cp.host_plan(hosts(rtx4090x2), "box1", QWEN25_72B_AWQ, WISHES, table("0.6.3"), CLUSTER)
+    assert (head["mode"], head["span"], head["cluster_role"]) == ("pipeline_parallel", 2, "head")
+    (server,) = head["replicas"]
+    assert server["options"][-4:] == ["--pipeline-parallel-size", "2", "--distributed-executor-backend", "ray"]
+    assert server["options"][server["options"].index("--tensor-parallel-size") + 1] == "2"
+    assert {k: server["env"][k] for k in ("RAY_ADDRESS", "NCCL_SOCKET_IFNAME", "NCCL_P2P_DISABLE")} == {
+        "RAY_ADDRESS": "10.0.0.1:6379", "NCCL_SOCKET_IFNAME": "enp65s0", "NCCL_P2P_DISABLE": "1"}
+    span = [d for d in head["decisions"] if d["key"] == "span"]
+    assert span[0]["value"] == 2 and span[0]["reason"].startswith("one host cannot serve it (the model (")
+    # the stage's KV cache: 40 of 80 layers and half the weights on each GPU leave room for a long context
+    assert head["max_model_len"] == 32768 and head["max_num_seqs"] >= 1 and head["model"]["layers"] == 80
+
+
+def test_a_worker_of_a_staged_plan_serves_nothing_itself(rtx4090x2):
+    worker = cp.host_plan(hosts(rtx4090x2), "box2", QWEN25_72B_AWQ, WISHES, table("0.6.3"), CLUSTER)
+    assert worker["cluster_role"] == "worker" and worker["replicas"] == [] and worker["head"] == "box1"
+    assert worker["node_env"]["box2"]["NCCL_SOCKET_IFNAME"] == "enp65s0"
+
+
+def test_a_model_one_host_holds_is_served_by_every_member_unless_asked_to_span(rtx4090x2):
+    for name in ("box1", "box2"):
+        plan = cp.host_plan(hosts(rtx4090x2), name, QWEN25_3B, WISHES, table("0.6.3"), CLUSTER)
+        assert plan["span"] == 1 and len(plan["replicas"]) == 2 and plan["cluster_role"] == "member"
+    asked = cp.host_plan(hosts(rtx4090x2), "box1", QWEN25_3B, WISHES, table("0.6.3"), dict(CLUSTER, across="always"))
+    (span,) = [d["reason"] for d in asked["decisions"] if d["key"] == "span"]
+    assert asked["span"] == 2 and span.startswith("vllm_service_across_hosts=always (asked), though one host could")
+
+
+def test_host_plan_refuses_a_host_outside_the_cluster(rtx4090x2):
+    with pytest.raises(sp.PlanError, match=r"this host \(box9\) is not a member \(box1, box2\)"):
+        cp.host_plan(hosts(rtx4090x2), "box9", QWEN25_3B, WISHES, table("0.6.3"), CLUSTER)
