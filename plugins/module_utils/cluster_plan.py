@@ -164,7 +164,8 @@ def _staged(hosts, this, config, wishes, table, cluster, why):
     plan.decide("span", pp, "%s: %d pipeline stages, one per host (%s), each over its %d GPU(s) with tensor "
                 "parallel; the head %s runs the one API server, Ray places its ranks"
                 % (why, pp, ", ".join(h["name"] for h in hosts), tp, hosts[0]["name"]))
-    if cluster.get("link_mbps") is not None and int(cluster["link_mbps"]) < MIN_LINK_MBPS:
+    # a speed of 0 or less is one the interface does not report (a virtual one: -1 in the facts)
+    if 0 < int(cluster.get("link_mbps") or 0) < MIN_LINK_MBPS:
         plan.warn("the cluster's link runs at %d Mbit/s, below %d: every token waits on the activations passed "
                   "between stages" % (int(cluster["link_mbps"]), MIN_LINK_MBPS))
     replicas = sp.build_replicas(plan, hosts[0].get("p2p") or {})

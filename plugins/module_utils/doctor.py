@@ -11,6 +11,7 @@ import re
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import parse_cpulist
 from ansible_collections.llmhost.vllm.plugins.module_utils.doctor_load import bandwidth_checks, burnin_checks, script_result
 from ansible_collections.llmhost.vllm.plugins.module_utils.gpu_metrics import count_xids
+from ansible_collections.llmhost.vllm.plugins.module_utils import ray_cluster
 from ansible_collections.llmhost.vllm.plugins.module_utils.pci import bus_id
 from ansible_collections.llmhost.vllm.plugins.module_utils.report import FAIL, INFO, PASS, WARN, check, check_table, summary
 
@@ -243,6 +244,41 @@ def gateway_checks(gateway):
                   "and the replicas' units")]
 
 
+def cluster_checks(cluster):
+    """A member of a Ray cluster ({"part", "unit", "status", "versions"}): its node running; on the head, every
+    member in `ray status`, and one Ray and one vLLM on every member (nodes of another Ray do not join; ranks of
+    another vLLM would not agree)."""
+    if not cluster or cluster.get("part") not in ("head", "worker"):
+        return []
+    unit = unit_properties(cluster.get("unit"))
+    up = unit.get("ActiveState") == "active"
+    out = [check("ray", "this host's Ray node (%s, %s)" % (cluster["part"], unit.get("Id") or "?"), "active",
+                 "%s (%s restarts)" % (unit.get("ActiveState") or "not read", unit.get("NRestarts", "?")),
+                 PASS if up else FAIL, "" if up else "systemctl status and journalctl -u the node's unit; a worker "
+                 "that cannot reach the head: the interface, and the head's nftables table inet llmhost_ray")]
+    if cluster["part"] == "head":
+        out += _cluster_members(cluster)
+    return out
+
+
+def _cluster_members(cluster):
+    versions = cluster.get("versions") or {}
+    status = ray_cluster.parse_status(cluster.get("status") or "")
+    whole = status["nodes"] == len(versions)
+    seen = set(v for v in versions.values() if v)
+    same = len(seen) == 1 and all(versions.values())
+    return [
+        check("ray", "the cluster's nodes (ray status on the head)", "%d node(s)" % len(versions),
+              "%d node(s), %g GPU(s) (%g in use)" % (status["nodes"], status["gpus"], status["gpus_used"]),
+              PASS if whole else FAIL, "" if whole else "a member's node is down or has not joined: run the doctor's "
+              "node check on each member, then site.yml --tags ray_cluster"),
+        check("ray", "Ray and vLLM on every member", "one version of each",
+              "; ".join("%s: %s" % (name, versions[name] or "not read") for name in sorted(versions)),
+              PASS if same else FAIL, "" if same else "site.yml --tags vllm_install on every member: each gets the "
+              "stack profile's lock, with its Ray"),
+    ]
+
+
 def unit_properties(text):
     """`systemctl show -p ...` output as a dict."""
     return dict(line.split("=", 1) for line in (text or "").splitlines() if "=" in line)
@@ -276,7 +312,7 @@ def build(host, evidence):
     checks += hold_checks(ev.get("selections"), ev.get("blacklists"))
     checks += disk_checks(ev.get("df"), ev.get("min_free_gib", 10)) + gateway_checks(ev.get("gateway"))
     checks += bandwidth_checks(script_result(ev.get("bandwidth")), ev.get("gpus"), ev.get("links"))
-    checks += burnin_checks(ev.get("burnin"), ev.get("gpus"))
+    checks += burnin_checks(ev.get("burnin"), ev.get("gpus")) + cluster_checks(ev.get("cluster"))
     return report(host, checks)
 
 

@@ -145,12 +145,13 @@ def nginx_repo_errors(repo_url, key_url):
 
 def fleet_errors(remote, members, served, key, upstream_key_given):
     """Why one upstream cannot front the hosts of a fleet; empty when it can. ``remote``: the other hosts' variables
-    (mappings with inventory_hostname, vllm_service_network_endpoints, vllm_service_api_key); ``members`` and
+    (mappings with inventory_hostname, vllm_service_network_endpoints, vllm_service_api_key, vllm_service_plan: a
+    worker of a model served in stages across a Ray cluster has no replica, and is not asked for one); ``members`` and
     ``served``: every host of the group and the model each serves; ``key``: the key this gateway presents to vLLM;
     ``upstream_key_given``: gateway_upstream_api_key is set, so the hosts' own keys are not compared."""
     out = ["host %s's replicas listen on loopback only: set vllm_service_host there to an address this host reaches "
            "(with vllm_service_api_key), or vllm_service_advertise_address" % h.get("inventory_hostname")
-           for h in remote if not h.get("vllm_service_network_endpoints")]
+           for h in remote if not h.get("vllm_service_network_endpoints") and not _stage_worker(h)]
     if len(set(served)) > 1:
         out.append("the hosts serve different models (%s); one upstream needs one model"
                    % ", ".join("%s: %s" % pair for pair in zip(members, served)))
@@ -158,6 +159,11 @@ def fleet_errors(remote, members, served, key, upstream_key_given):
         out.append("the hosts hold different vllm_service_api_key values (not shown): give them one key, or set "
                    "gateway_upstream_api_key to a key they all accept")
     return out
+
+
+def _stage_worker(host):
+    """A worker of a model served in stages across a Ray cluster: it runs no replica, the head's API server serves."""
+    return ((host.get("vllm_service_plan") or {}).get("cluster_role")) == "worker"
 
 
 def upstream_errors(v):

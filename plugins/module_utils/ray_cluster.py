@@ -214,7 +214,7 @@ def parse_status(text):
             section = line.strip()
         elif section == "Active:" and len(words) == 2 and words[0].isdigit() and words[1].startswith("node_"):
             found["nodes"] += int(words[0])
-        elif section.endswith("Usage:") and len(words) == 2 and words[1] == "GPU" and "/" in words[0]:
+        elif section.endswith("Usage:") and len(words) >= 2 and words[1] == "GPU" and "/" in words[0]:
             used, total = words[0].split("/", 1)
             found["gpus_used"], found["gpus"] = float(used), float(total)
     return found

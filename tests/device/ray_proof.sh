@@ -17,14 +17,34 @@ if [ ! -f /tmp/site/.done ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site /root/ray-*.whl || exit 4
   touch /tmp/site/.done
 fi
+# vLLM's site folder has a bin/ of its own already, where pip --target does not add Ray's entry point
+if [ ! -x /tmp/site/bin/ray ]; then
+  printf '#!/usr/bin/env python3\nimport sys\nfrom ray.scripts.scripts import main\nsys.exit(main())\n' > /tmp/site/bin/ray
+  chmod +x /tmp/site/bin/ray
+fi
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 mkdir -p /tmp/coll/ansible_collections/llmhost && ln -sfn "$REPO" /tmp/coll/ansible_collections/llmhost/vllm
-# no network on the lent machine may mean no default route: a private address on a dummy interface of our own
-if ! ip -4 route get 192.0.2.1 >/dev/null 2>&1 && [ -z "$(hostname -I 2>/dev/null | tr -d ' ')" ]; then
-  ip link add llmray0 type dummy && ip addr add 10.77.0.1/24 dev llmray0 && ip link set llmray0 up
+# the node's address and its interface: the default route's; the lent image has no iproute2, so without `ip` the
+# first IPv4 address `hostname -I` gives, and the interface that holds it
+if command -v ip >/dev/null 2>&1; then
+  ADDR=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  IFACE=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+else
+  ADDR=$(hostname -I | tr ' ' '\n' | grep -m1 -E '^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')
+  IFACE=$(python3 - "$ADDR" <<'PY'
+import fcntl, socket, struct, sys
+for _, name in socket.if_nameindex():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        got = socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))[20:24])
+    except OSError:
+        continue
+    if got == sys.argv[1]:
+        print(name)
+        break
+PY
+)
 fi
-ADDR=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p'); ADDR=${ADDR:-$(hostname -I | cut -d' ' -f1)}
-IFACE=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
 echo "node address $ADDR on ${IFACE:-?}" | tee "$R/node.txt"
 # 1. the node's command line and environment, from the role's defaults and the product's function
 PYTHONPATH=/tmp/coll:/tmp/site python3 - "$REPO" "$ADDR" "${IFACE:-lo}" > "$R/node-argv.json" <<'PY' || exit 5
@@ -46,7 +66,7 @@ for _ in $(seq 1 60); do
   kill -0 $rpid 2>/dev/null || { echo "ray node died"; tail -30 "$R/ray-node.log"; exit 6; }
   sleep 2
 done
-cat "$R/ray-status.txt"; ss -Hltnp 2>/dev/null | grep -E ':(63[78][0-9])\b' > "$R/ray-listeners.txt"; cat "$R/ray-listeners.txt"
+cat "$R/ray-status.txt"; (ss -Hltnp 2>/dev/null || netstat -ltnp 2>/dev/null) | grep -E ':(63[78][0-9]|8265)\b' > "$R/ray-listeners.txt"; cat "$R/ray-listeners.txt"
 # 2. real vLLM on the cluster: the API server's environment as vllm_service gives the head
 model=/root/qwen3-4b-shape
 [ -f "$model/config.json" ] || python3 "$REPO/tests/device/qwen_shape.py" "$model" >/dev/null || exit 7
@@ -54,7 +74,8 @@ export RAY_ADDRESS="$ADDR:6379" NCCL_SOCKET_IFNAME=${IFACE:-lo} GLOO_SOCKET_IFNA
 start=$(date +%s)
 python3 -m vllm.entrypoints.cli.main serve "$model" --load-format dummy --served-model-name qwen3-4b-shape \
   --host 127.0.0.1 --port 8000 --tensor-parallel-size 1 --pipeline-parallel-size 1 \
-  --distributed-executor-backend ray --max-model-len 4096 --gpu-memory-utilization 0.5 > "$R/server.log" 2>&1 &
+  --distributed-executor-backend ray --max-model-len 4096 --gpu-memory-utilization 0.5 --enforce-eager \
+  > "$R/server.log" 2>&1 &
 spid=$!
 for _ in $(seq 1 200); do
   curl -sf http://127.0.0.1:8000/health >/dev/null 2>&1 && break

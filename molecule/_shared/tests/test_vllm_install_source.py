@@ -40,6 +40,8 @@ SOURCE = ["-e", json.dumps({
     "vllm_install_build_min_free_gib": 1,   # the stand-in tree builds in a few MiB; 20 GiB is for vLLM's own
     # the scenario's profile (current) names no CUTLASS clone; the stand-in's clones.txt names seed's
     "llmhost_stack_overrides": {"vllm": {"build_clones": {"cutlass": {"url": CUTLASS_URL, "ref": "v3.5.1"}}}},
+    # the scenario's host is a one-node Ray cluster, whose venv holds Ray; this venv of its own is not the cluster's
+    "ray_cluster_group": "",
     "vllm_install_flash_attn_src": OFFLINE + "/flash-attention",
     "vllm_install_flash_attn_cutlass_src": OFFLINE + "/cutlass-v3.4.0.tar.gz",
     "vllm_install_cutlass_src": OFFLINE + "/cutlass-v3.5.1.tar.gz",

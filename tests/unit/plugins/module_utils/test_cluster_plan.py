@@ -106,6 +106,16 @@ def test_a_model_one_host_holds_is_served_by_every_member_unless_asked_to_span(r
     assert asked["span"] == 2 and span.startswith("vllm_service_across_hosts=always (asked), though one host could")
 
 
+def test_host_plan_warns_of_a_slow_link_and_not_of_one_it_cannot_read(rtx4090x2):
+    slow = cp.host_plan(hosts(rtx4090x2), "box1", QWEN25_72B_AWQ, WISHES, table("0.6.3"), dict(CLUSTER, link_mbps=1000))
+    assert slow["warnings"] == ["the cluster's link runs at 1000 Mbit/s, below 10000: every token waits on the "
+                                "activations passed between stages"]
+    for unread in (-1, None, 0):
+        plan = cp.host_plan(hosts(rtx4090x2), "box1", QWEN25_72B_AWQ, WISHES, table("0.6.3"),
+                            dict(CLUSTER, link_mbps=unread))
+        assert plan["warnings"] == [], unread
+
+
 def test_host_plan_refuses_a_host_outside_the_cluster(rtx4090x2):
     with pytest.raises(sp.PlanError, match=r"this host \(box9\) is not a member \(box1, box2\)"):
         cp.host_plan(hosts(rtx4090x2), "box9", QWEN25_3B, WISHES, table("0.6.3"), CLUSTER)

@@ -193,3 +193,32 @@ def test_a_host_not_serving_yet_gets_a_report_that_says_so():
     assert "run site.yml" in service[0]["fix"]
     served = doctor.build("serving", {"plan": {"replicas": [{"name": 0}]}, "replicas": [], "kernel_log_read": False})
     assert not [c for c in served["checks"] if c["area"] == "service"]
+
+
+RAY_STATUS = (Path(__file__).resolve().parents[3] / "fixtures" / "ray" / "ray-2.60.0-status.txt").read_text()
+RAY_UNIT = "Id=llmhost-ray.service\nActiveState=active\nResult=success\nNRestarts=0\n"
+
+
+def test_a_cluster_head_with_every_member_and_one_version_passes():
+    checks = doctor.cluster_checks({"part": "head", "unit": RAY_UNIT, "status": RAY_STATUS,
+                                    "versions": {"box1": "ray 2.60.0, vllm 0.33.0"}})
+    assert [(c["item"], c["have"], c["status"]) for c in checks] == [
+        ("this host's Ray node (head, llmhost-ray.service)", "active (0 restarts)", "PASS"),
+        ("the cluster's nodes (ray status on the head)", "1 node(s), 2 GPU(s) (0 in use)", "PASS"),
+        ("Ray and vLLM on every member", "box1: ray 2.60.0, vllm 0.33.0", "PASS"),
+    ]
+
+
+def test_a_member_missing_or_on_another_version_fails_with_its_fix():
+    checks = doctor.cluster_checks({"part": "head", "unit": RAY_UNIT, "status": RAY_STATUS, "versions": {
+        "box1": "ray 2.60.0, vllm 0.33.0", "box2": "ray 2.58.0, vllm 0.33.0", "box3": ""}})
+    nodes, versions = checks[1], checks[2]
+    assert (nodes["want"], nodes["have"], nodes["status"]) == ("3 node(s)", "1 node(s), 2 GPU(s) (0 in use)", "FAIL")
+    assert versions["status"] == "FAIL" and "box3: not read" in versions["have"] and "vllm_install" in versions["fix"]
+
+
+def test_a_worker_reports_only_its_node_and_a_host_outside_nothing():
+    down = doctor.cluster_checks({"part": "worker", "unit": RAY_UNIT.replace("=active", "=failed"), "status": "",
+                                  "versions": {}})
+    assert [(c["status"], c["have"]) for c in down] == [("FAIL", "failed (0 restarts)")]
+    assert doctor.cluster_checks({"part": "none"}) == [] and doctor.cluster_checks(None) == []

@@ -143,6 +143,12 @@ def test_a_client_key_other_than_vllm_s_passes():
      ["qwen", "qwen"], True, []),
     ([{"inventory_hostname": "b", "vllm_service_network_endpoints": ["x:1"]}], ["qwen", "qwen"], False,
      ["the hosts hold different vllm_service_api_key values"]),
+    # a worker of a model served in stages across a Ray cluster runs no replica: the head's API server serves
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": [], "vllm_service_api_key": "k",
+       "vllm_service_plan": {"cluster_role": "worker", "replicas": []}}], ["qwen", "qwen"], False, []),
+    ([{"inventory_hostname": "b", "vllm_service_network_endpoints": [], "vllm_service_api_key": "k",
+       "vllm_service_plan": {"cluster_role": "member", "replicas": [{}]}}], ["qwen", "qwen"], False,
+     ["host b's replicas listen on loopback only"]),
 ])
 def test_a_fleet_is_one_upstream_only_when_every_host_can_join_it(remote, served, upstream_given, words):
     from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import fleet_errors

@@ -120,6 +120,9 @@ def test_ray_status_gives_the_active_nodes_and_the_gpus():
     text = (ROOT / "tests/fixtures/ray/ray-2.60.0-status.txt").read_text()
     assert rc.parse_status(text) == {"nodes": 1, "gpus_used": 0.0, "gpus": 2.0}
     assert rc.parse_status("") == {"nodes": 0, "gpus_used": 0.0, "gpus": 0.0}
+    # real vLLM 0.25.0 serving on the node (its rank in a placement group) on a lent H100: tests/fixtures/device/
+    serving = (ROOT / "tests/fixtures/device/ray-0.25.0-h100/ray-status-serving.txt").read_text()
+    assert rc.parse_status(serving) == {"nodes": 1, "gpus_used": 1.0, "gpus": 1.0}
 
 
 def test_every_node_s_processes_keep_nccl_and_gloo_on_the_cluster_s_interface():

@@ -43,3 +43,38 @@ def test_role_shaped_wishes_are_converted_and_planned(capsys):
 def test_bad_wishes_are_refused_by_the_spec(capsys, wishes, words):
     out = run(wishes, capsys)
     assert out["failed"] and words in out["msg"]
+
+
+# Qwen2.5-72B-Instruct-AWQ's published config: about 41 GB of weights, more than one 2x 24 GB box holds with a cache.
+QWEN25_72B_AWQ = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 8192, "num_hidden_layers": 80,
+                  "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 29568,
+                  "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+                  "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
+
+
+def run_cluster(this, cluster_args, capsys):
+    members = [{"name": name, "gpus": GPUS, "p2p": {"0,1": "NS"}} for name in ("box1", "box2")]
+    args = {"gpus": GPUS, "p2p": {"0,1": "NS"}, "model_path": "/srv/models/q", "model_config": QWEN25_72B_AWQ,
+            "option_table": TABLE, "wishes": {"served_model_name": "qwen72b"},
+            "cluster": dict({"members": members, "this": this, "interface": "enp65s0",
+                             "ray_address": "10.0.0.1:6379"}, **cluster_args)}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            vllm_serving_plan.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_cluster_s_head_serves_the_model_in_stages_and_its_worker_nothing(capsys):
+    head = run_cluster("box1", {}, capsys)["plan"]
+    assert (head["mode"], head["span"], head["cluster_role"], len(head["replicas"])) == (
+        "pipeline_parallel", 2, "head", 1)
+    assert head["replicas"][0]["env"]["RAY_ADDRESS"] == "10.0.0.1:6379"
+    assert "--distributed-executor-backend" in head["replicas"][0]["options"]
+    worker = run_cluster("box2", {"link_mbps": "1000"}, capsys)["plan"]
+    assert worker["cluster_role"] == "worker" and worker["replicas"] == []
+    assert any("1000 Mbit/s, below 10000" in w for w in worker["warnings"])
+
+
+def test_a_cluster_option_out_of_its_choices_is_refused_by_the_spec(capsys):
+    out = run_cluster("box1", {"across": "sometimes"}, capsys)
+    assert out["failed"] and "value of across must be one of: auto, always, got: sometimes" in out["msg"]
