@@ -67,6 +67,15 @@ def test_the_doctor_reads_the_replicas_units_and_their_kv_cache(doctor):
         assert check["status"] == ("PASS" if KV_TOKENS >= 0.9 * estimate else "WARN"), check
 
 
+def test_the_doctor_reports_the_ray_cluster_s_node_members_and_versions(doctor):
+    """The test host is a one-node Ray cluster (ray_cluster), its two GPUs declared to Ray."""
+    report, _unheld = doctor
+    ray = _by(report, "ray")
+    assert [(c["status"], c["have"]) for c in ray.values()] == [
+        ("PASS", "active (0 restarts)"), ("PASS", "1 node(s), 2 GPU(s) (0 in use)"),
+        ("PASS", "llmhost-ctr: ray 2.60.0, vllm 0.33.0")], ray
+
+
 def test_the_doctor_names_a_package_no_longer_held(doctor):
     report, unheld = doctor
     packages = _by(report, "packages")
