@@ -10,7 +10,8 @@ short_description: Name every two listeners of the collection that would take th
 version_added: 0.1.0
 description:
   - Compares every listener the roles would put on the host, each where its role would put it, with all the others
-    (the vLLM replicas' range, the gateway when wanted, Prometheus, Alertmanager, node_exporter, the GPU exporter).
+    (the vLLM replicas' range, the gateway when wanted, Prometheus, Alertmanager, node_exporter, the GPU exporter,
+    and Ray's node ports on a host of C(ray_cluster_group), which Ray takes on every address).
   - The replicas' range counts the GPUs of I(vllm_service_gpus) when it lists them, else 8 (the GPUs are read later).
   - The roles' defaults, read from the collection's own files, stand in for what the host does not set.
   - Logic in C(module_utils/listeners.py).
@@ -44,11 +45,13 @@ from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files impo
 from ansible_collections.llmhost.vllm.plugins.module_utils.listeners import clash_errors
 
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLES = ("vllm_service", "gateway", "monitoring")
+ROLES = ("vllm_service", "gateway", "monitoring", "ray_cluster")
 
 
 def port_clashes(host_vars, collection_dir=COLLECTION_DIR):
-    return clash_errors(role_values(collection_dir, host_vars, roles=ROLES))
+    merged = role_values(collection_dir, host_vars, roles=ROLES)
+    merged["group_names"] = [str(g) for g in host_vars.get("group_names", [])]
+    return clash_errors(merged)
 
 
 class FilterModule:

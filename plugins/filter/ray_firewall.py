@@ -20,15 +20,8 @@ options:
     type: list
     elements: str
     required: true
-  ports:
-    description: C(ray_cluster_ports).
-    type: dict
-    required: true
-  workers:
-    description: C(ray_cluster_worker_ports), the lowest and highest.
-    type: list
-    elements: int
-    required: true
+extends_documentation_fragment:
+  - llmhost.vllm.ray_ports
 author: llmhost.vllm maintainers (@llmhost)
 """
 

@@ -26,15 +26,6 @@ options:
     description: The head's address on the cluster's interface.
     type: str
     required: true
-  ports:
-    description: C(ray_cluster_ports).
-    type: dict
-    required: true
-  workers:
-    description: C(ray_cluster_worker_ports), the lowest and highest.
-    type: list
-    elements: int
-    required: true
   temp_dir:
     description: Ray's temp folder, inside the role's own.
     type: str
@@ -43,6 +34,8 @@ options:
     description: The cluster's network interface (C(ray_cluster_interface)).
     type: str
     required: true
+extends_documentation_fragment:
+  - llmhost.vllm.ray_ports
 author: llmhost.vllm maintainers (@llmhost)
 """
 

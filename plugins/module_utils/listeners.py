@@ -3,7 +3,8 @@
 """One host, one port each: every listener the collection puts on a host, compared with all the others.
 
 The listeners are the vLLM replicas (vllm_service_base_port, +1, ... one per GPU), the gateway, Prometheus,
-Alertmanager, node_exporter and the GPU exporter, each where its role would put it. Two clash when their ports
+Alertmanager, node_exporter, the GPU exporter and, on a host of a Ray cluster's group, Ray's node, each where its role
+would put it. Two clash when their ports
 overlap and so do their addresses (the same address, or one of them every address)."""
 
 from __future__ import annotations
@@ -43,6 +44,18 @@ def listeners(v, replicas=None):
                      ("monitoring_gpu_exporter_port", is_on(v["monitoring_gpu_exporter"]))):
         if on:
             out.append((name, _int(v[name], 0), _int(v[name], 0), mon))
+    return out + _ray(v)
+
+
+def _ray(v):
+    """A Ray node's ports, on a host of ray_cluster_group: Ray listens on every address whatever its node address."""
+    group = v.get("ray_cluster_group")
+    if not group or group not in (v.get("group_names") or []):
+        return []
+    ports, workers = v.get("ray_cluster_ports") or {}, v.get("ray_cluster_worker_ports") or []
+    out = [("ray_cluster_ports.%s" % name, _int(port, 0), _int(port, 0), "") for name, port in sorted(ports.items())]
+    if len(workers) == 2:
+        out.append(("ray_cluster_worker_ports", _int(workers[0], 0), _int(workers[1], 0), ""))
     return out
 
 
@@ -59,5 +72,7 @@ def _where(item):
 def clash_errors(v, replicas=None):
     """A sentence for each pair of listeners that would take the same port on the same address, naming both."""
     found = listeners(v, replicas)
+    # Ray's ports among themselves are the ray_cluster role's own check
     return ["%s and %s would listen on the same port of this host; give one of them another port"
-            % (_where(a), _where(b)) for i, a in enumerate(found) for b in found[i + 1:] if _overlap(a, b)]
+            % (_where(a), _where(b)) for i, a in enumerate(found) for b in found[i + 1:]
+            if _overlap(a, b) and not (a[0].startswith("ray_") and b[0].startswith("ray_"))]

@@ -24,6 +24,11 @@ def test_the_defaults_clash_nowhere_with_or_without_a_gateway():
     # every address clashes with loopback
     ({"gateway_clients": CLIENTS, "gateway_port": 9090, "gateway_listen_address": "0.0.0.0"},
      "gateway_port=9090 and monitoring_prometheus_port=9090"),
+    # a Ray node takes its ports on every address, on a host of its group
+    ({"ray_cluster_group": "gpus", "group_names": ["vllm_hosts", "gpus"], "monitoring_node_exporter_port": 6380},
+     "monitoring_node_exporter_port=6380 and ray_cluster_ports.node_manager=6380 would listen on the same port"),
+    ({"ray_cluster_group": "gpus", "group_names": ["gpus"], "vllm_service_base_port": 10990},
+     "vllm_service_base_port (ports 10990-10997) and ray_cluster_worker_ports (ports 10002-10999)"),
 ])
 def test_two_listeners_on_one_port_are_named_both(host_vars, words):
     assert any(words in e for e in port_clashes(host_vars)), port_clashes(host_vars)
@@ -39,6 +44,9 @@ def test_two_listeners_on_one_port_are_named_both(host_vars, words):
     {"vllm_service_gpus": [0, 1], "gateway_clients": CLIENTS, "gateway_port": 8002},
     # different addresses, neither of them every address
     {"gateway_clients": CLIENTS, "gateway_port": 9090, "gateway_listen_address": "10.0.0.5"},
+    # Ray's ports on a host outside its group, or without a cluster, take nothing
+    {"ray_cluster_group": "gpus", "group_names": ["vllm_hosts"], "monitoring_node_exporter_port": 6380},
+    {"monitoring_node_exporter_port": 6380},
 ])
 def test_what_takes_no_port_or_another_address_does_not_clash(host_vars):
     assert port_clashes(host_vars) == []
