@@ -375,3 +375,23 @@ def test_the_profile_check_sees_an_include_that_says_nothing(tmp_path):
         "- ansible.builtin.debug:\n    msg: \"{{ llmhost_stack_profile.vllm.version }} {{ llmhost_stack_python }}\"\n")
     assert profile_reads(tmp_path) == ["python", "vllm"]
     assert profile_includes(tmp_path) == ["main.yml: Load the stack profile"]
+
+
+
+def _play_includes():
+    for path in sorted(ROOT.glob("playbooks/*.yml")):
+        for play in yaml.safe_load(path.read_text()) or []:
+            for task in _tasks([t for key in ("pre_tasks", "tasks", "post_tasks") for t in play.get(key) or []]):
+                args = task.get("ansible.builtin.include_role")
+                if isinstance(args, dict):
+                    yield path.relative_to(ROOT), set(play.get("tags") or []), task, args
+
+
+def test_a_tagged_include_in_a_play_hands_its_tags_down():
+    """A role's tags, and the tags of the play, reach the tasks an include_role brings in; the tags of an include_role
+    in a play's task list reach only the include (checked with ansible-core 2.19: under `--tags x`, an include tagged
+    x runs, and its untagged tasks are skipped, so what they publish is missing). Such an include hands its tags down
+    through `apply`."""
+    found = ["%s: %s" % (path, task.get("name")) for path, play_tags, task, args in _play_includes()
+             if not set(task.get("tags") or []) <= play_tags and "apply" not in args]
+    assert not found, "add apply: {tags: [...]} (the include's tags) to:\n" + "\n".join(found)
