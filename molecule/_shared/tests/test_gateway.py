@@ -242,9 +242,10 @@ def test_keys_stay_out_of_files_and_logs_but_clients_are_named(host):
 # second host, gateway_state auto with no client (no gateway there); and with a cap of one request in flight per
 # replica (gateway_max_conns_per_replica). The second host is made, prepared and converged beside the checks
 # (conftest.py's BESIDE): it reads and changes nothing of llmhost-ctr. Last of all (order 3): llmhost-ctr's gateway
-# is put in front of both hosts, which leaves llmhost-ctr's replicas stopped, and the second host is removed
-# (destroy.yml removes it too).
+# is put in front of both hosts, which leaves llmhost-ctr's replicas stopped; then (order 3.5) both hosts form a Ray
+# cluster that serves the model across them; after that the second host is removed (destroy.yml removes it too).
 SECOND = "llmhost-ctr2"
+FLEET = {}  # the fleet's inventory file, once the second host is made
 
 
 def _docker(*args, timeout=600):
@@ -261,6 +262,7 @@ def _set_up_second_host(playbook, _after_the_other_lane):
     run = _docker("run", "-d", "--name", SECOND, "--hostname", SECOND, "--network", "host", "--cpu-shares", "256",
                   "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro",
                   "-v", os.environ["LLMHOST_QUANTIZE_WHEELS"] + ":/srv/llmhost-test/pypi:ro",
+                  "-v", os.environ["LLMHOST_RAY_WHEELS"] + ":/srv/llmhost-test/pypi-ray:ro",
                   "--stop-signal", "SIGRTMIN+3", os.environ["LLMHOST_CONTAINER_IMAGE"], "/sbin/init", timeout=300)
     assert run.returncode == 0, run.stderr
     second = {"ansible_connection": "community.docker.docker",
@@ -269,7 +271,12 @@ def _set_up_second_host(playbook, _after_the_other_lane):
               "vllm_service_advertise_loopback": True, "gateway_clients": [],
               # the model from the folder prepare.yml copied (revision A's bytes): the hub's request log stays the
               # main host's alone, so no check waits for this one; and the model role's local source runs on a host
-              "model_source": "local", "model_local_path": "/srv/llmhost-test/tiny-qwen"}
+              "model_source": "local", "model_local_path": "/srv/llmhost-test/tiny-qwen",
+              # vLLM's venv with the profile's Ray, as on a member of a Ray cluster: the last check makes it one
+              "vllm_install_lock_file": str(Path(os.environ["MOLECULE_PROJECT_DIRECTORY"], "molecule", "_shared", "files",
+                                                 "standin-vllm-ray-lock.txt")),
+              "vllm_install_find_links": ["/srv/llmhost-test/wheels", "/srv/llmhost-test/pypi",
+                                          "/srv/llmhost-test/pypi-ray"]}
     inventory = Path(tempfile.mkdtemp(prefix="llmhost-fleet-")) / "fleet.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {
         "vllm_hosts": {"hosts": {"llmhost-ctr": {"gateway_backends_group": "vllm_hosts"}, SECOND: second}},
@@ -297,6 +304,7 @@ def fleet(playbook, beside_result):
         pytest.skip("the gateway is tested in the container scenario")
     try:
         inventory, took = beside_result("the second host")
+        FLEET["inventory"] = inventory
         started = time.monotonic()
         changed, failed, out = playbook("--tags", "gateway", "-e", "gateway_tls_certificate=", "-e", "gateway_tls_key=",
                                         "-e", "gateway_max_conns_per_replica=1", path="playbooks/site.yml",
@@ -353,6 +361,99 @@ def test_a_fleet_gateway_spreads_over_both_hosts_and_survives_one(host, fleet):
     finally:
         for sock in streams:
             sock.close()
+
+
+# A model across two hosts: llmhost-ctr and the second host form a Ray cluster of two nodes (real Ray 2.60 on CPU, each
+# node offering the two GPUs it declares, labelled stand-ins: there is no GPU), and the plan serves the model in two
+# pipeline stages, one per host (vllm_service_across_hosts: always; the tiny model would fit one). Both containers
+# share the harness's network namespace: the nodes get two addresses of an interface of their own that this check
+# adds there (a veth pair's end, removed after), and the second node other ports than the head's. The firewall stays off
+# (the containers may not load nftables tables; tests/integration/test_ray_firewall.py loads the role's table).
+CLUSTER_INTERFACE, CLUSTER_NET = "llmray0", "10.231.7.%d"
+SECOND_RAY_PORTS = {"gcs": 3160, "node_manager": 3261, "object_manager": 3262, "agent_grpc": 3263,
+                    "agent_listen": 3264, "runtime_env_agent": 3265, "metrics": 3266}
+
+
+def _ip(*args):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
+
+
+@pytest.fixture
+def cluster_inventory(fleet):
+    """The fleet's hosts as one Ray cluster (ray_pair), on an interface with an address for each (one end of a veth
+    pair; the kernel may have no dummy interfaces); removed after."""
+    _ip("link", "del", CLUSTER_INTERFACE)  # left by a run that was killed
+    net = CLUSTER_NET % 0 + "/24"
+    assert "dev" not in _ip("-4", "route", "show", net).stdout, "%s is in use on this machine" % net
+    for args in (("link", "add", CLUSTER_INTERFACE, "type", "veth", "peer", "name", CLUSTER_INTERFACE + "p"),
+                 ("addr", "add", CLUSTER_NET % 1 + "/24", "dev", CLUSTER_INTERFACE),
+                 ("addr", "add", CLUSTER_NET % 2 + "/24", "dev", CLUSTER_INTERFACE),
+                 ("link", "set", CLUSTER_INTERFACE + "p", "up"), ("link", "set", CLUSTER_INTERFACE, "up")):
+        made = _ip(*args)
+        assert made.returncode == 0, made.stderr
+    member = {"ray_cluster_group": "ray_pair", "ray_cluster_interface": CLUSTER_INTERFACE,
+              "ray_cluster_firewall": False, "ray_cluster_num_gpus": "2", "vllm_service_across_hosts": "always"}
+    hosts = {"llmhost-ctr": dict(member, ray_cluster_node_address=CLUSTER_NET % 1),
+             SECOND: dict(member, ray_cluster_node_address=CLUSTER_NET % 2, ray_cluster_ports=SECOND_RAY_PORTS,
+                          ray_cluster_worker_ports=[3270, 3299])}
+    inventory = FLEET["inventory"].parent / "cluster.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"ray_pair": {"hosts": hosts}}}}))
+    try:
+        yield [FLEET["inventory"], inventory]
+    finally:
+        _ip("link", "del", CLUSTER_INTERFACE)
+
+
+def _recaps(out):
+    return {name: (int(changed), int(failed)) for name, changed, failed in
+            re.findall(r"^(\S+)\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", out, re.M)}
+
+
+@pytest.mark.changes_the_host(order=3.5)
+def test_a_model_across_two_hosts_is_placed_on_both_and_answers_through_the_gateway(host, fleet, cluster_inventory,
+                                                                                    playbook):
+    run = ("--limit", "llmhost-ctr," + SECOND, "--tags", "ray_cluster,vllm_service,gateway")
+    # check mode first, on a second host that is no member yet: it says what would change, and changes nothing
+    changed, failed, out = playbook("--check", *run, path="playbooks/site.yml", inventory=cluster_inventory)
+    assert not failed and _recaps(out)[SECOND][0] > 0, out[-6000:]
+    assert not fleet.file("/etc/systemd/system/llmhost-ray.service").exists
+    assert 'RAY_ADDRESS' not in host.file("/etc/llmhost/vllm/0.env").content_string
+    started = time.monotonic()
+    changed, failed, out = playbook(*run, path="playbooks/site.yml", inventory=cluster_inventory)
+    assert not failed and changed, out[-6000:]
+    print("the cluster formed and the model served across both hosts in %.0f s" % (time.monotonic() - started))
+    # the head: `ray status` showed both nodes and their GPUs before its one API server, spanning both hosts, started
+    said = " ".join(out.split()).replace("''", "'")  # the YAML callback doubles the quotes inside its own
+    assert re.search(r"Ray cluster ray_pair: \{'nodes': 2, [^}]*'gpus': 4\.0\}", said), out[-6000:]
+    env = host.file("/etc/llmhost/vllm/0.env").content_string
+    assert re.search(r"--tensor-parallel-size 2\b.*--pipeline-parallel-size 2\b|--pipeline-parallel-size 2\b.*"
+                     r"--tensor-parallel-size 2\b", env) and "--distributed-executor-backend ray" in env, env
+    assert 'RAY_ADDRESS="%s:3160"' % (CLUSTER_NET % 1) in env and 'NCCL_SOCKET_IFNAME="%s"' % CLUSTER_INTERFACE in env, env
+    assert not host.service("vllm@1.service").is_running  # one API server on the head, no second replica
+    # the worker: its node joined the head, and it serves no replica of its own
+    worker = fleet
+    assert worker.service("llmhost-ray.service").is_running
+    node = worker.file("/etc/systemd/system/llmhost-ray.service").content_string
+    assert "--address=%s:3160" % (CLUSTER_NET % 1) in node, node
+    assert not worker.service("vllm@0.service").is_running and not worker.service("vllm@1.service").is_running
+    # the stand-in placed one GPU bundle per rank through Ray's placement-group API, across both nodes
+    log = host.check_output("journalctl -u vllm@0.service --no-pager -o cat")
+    placed = re.findall(r"Ray placed (\d+) GPU bundles, one per rank, on (\d+) node\(s\): (.*)", log)
+    assert placed and placed[-1][:2] == ("4", "2"), log[-3000:]
+    assert sorted(set(re.findall(r"@(\S+)", placed[-1][2]))) == [CLUSTER_NET % 1, CLUSTER_NET % 2], placed[-1]
+    status = host.check_output("/opt/llmhost/vllm/venv/bin/ray status --address=%s:3160", CLUSTER_NET % 1)
+    # all four reserved by the serving placement group while it serves ("0.0/4.0 GPU (0.0 used of 4.0 reserved in
+    # placement groups)": the ranks' tasks have ended)
+    assert re.search(r"^ +[0-9.]+/4\.0 GPU \([0-9.]+ used of 4\.0 reserved in placement groups\)$", status, re.M), status
+    # a completion through the gateway, to the head
+    for _try in range(30):
+        if ask("/health", key=None)[0] == 200:
+            break
+        time.sleep(1)
+    assert [ask("/v1/completions", COMPLETION)[0] for _try in range(4)] == [200] * 4
+    # the same run again changes nothing on either host
+    changed, failed, out = playbook(*run, path="playbooks/site.yml", inventory=cluster_inventory)
+    assert _recaps(out) == {"llmhost-ctr": (0, 0), SECOND: (0, 0)}, out[-6000:]
 
 
 NGINX_REPO_FILES = ("/etc/apt/keyrings/llmhost-nginx.asc", "/etc/apt/sources.list.d/llmhost-nginx.sources",

@@ -16,6 +16,11 @@ needs strictness:
     and shares a tensor through shared memory. A sandbox that kills or refuses any of it stops the
     stand-in as it would stop vLLM (exit 3), so the unit's sandbox is tried by real library code
     (with VLLM_STANDIN_STARTUP_WORK=first, at each replica's first start only);
+  - with `--distributed-executor-backend ray` it does what vLLM's Ray executor does before it loads weights
+    (ray_placement below): it joins the Ray cluster at RAY_ADDRESS as a driver, reserves one bundle of one GPU
+    per rank (tensor parallel x pipeline parallel) in a placement group through Ray's real API, runs one task
+    in each bundle and logs where each ran; a cluster that cannot place them stops it (exit 4). The GPUs are
+    the ones the nodes declare to Ray (no GPU here); the group is held while it serves, as vLLM holds it;
 It generates no text: completions return a fixed string."""
 import argparse
 import json
@@ -247,6 +252,26 @@ def startup_work():
         torch.__version__, sorted(pinned), t.tolist(), shared.tolist())
 
 
+def ray_placement(args):
+    """One GPU bundle per rank, placed by Ray's real placement-group API on the cluster at RAY_ADDRESS, a task run in
+    each: [(rank, node address)], as vLLM's Ray executor places its workers. Raises what Ray raises."""
+    import ray
+    from ray.util.placement_group import placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+    world = int(args.tensor_parallel_size or 1) * int(args.pipeline_parallel_size or 1)
+    ray.init(address=os.environ.get("RAY_ADDRESS", "auto"), logging_level="ERROR", log_to_driver=False)
+    group = placement_group([{"GPU": 1}] * world, strategy="PACK")  # vLLM's default for its ranks
+    ray.get(group.ready(), timeout=120)
+
+    @ray.remote(num_gpus=1, num_cpus=0)
+    def where():
+        return ray.util.get_node_ip_address()
+    ranks = [where.options(scheduling_strategy=PlacementGroupSchedulingStrategy(group, rank)).remote()
+             for rank in range(world)]
+    PLACED[:] = [group]  # held while the stand-in serves
+    return list(enumerate(ray.get(ranks, timeout=120)))
+
+
 def main(argv=None):
     global ARGS, SERVED, METRICS
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -280,6 +305,14 @@ def main(argv=None):
             return 3
         if done:
             open(done, "w").close()
+    if getattr(ARGS, "distributed_executor_backend", None) == "ray":
+        try:
+            placed = ray_placement(ARGS)
+        except Exception as exc:  # vLLM stops when Ray cannot place its ranks
+            print("ERROR stand-in: Ray placement failed: %s: %s" % (type(exc).__name__, exc), flush=True)
+            return 4
+        print("INFO stand-in: Ray placed %d GPU bundles, one per rank, on %d node(s): %s" % (
+            len(placed), len({node for _rank, node in placed}), " ".join("rank%d@%s" % p for p in placed)), flush=True)
     time.sleep(float(os.environ.get("VLLM_STANDIN_LOAD_SECONDS", "2")))
     # the line vLLM prints once it has sized its KV cache (the doctor reads it); the number is the stand-in's
     print("INFO stand-in: GPU KV cache size: {:,} tokens".format(int(os.environ.get("VLLM_STANDIN_KV_TOKENS", "65536"))),
@@ -320,6 +353,7 @@ def vocabulary_words(model_dir, count=64):
 
 ARGS = SERVED = METRICS = None
 WORDS = ["tok"]
+PLACED = []
 
 if __name__ == "__main__":
     sys.exit(main())
