@@ -55,7 +55,8 @@ def known(name, vllm, exporter):
         return name in vllm or any(name.endswith(s) and name[:-len(s)] in vllm for s in SUFFIXES)
     if name.startswith("llmhost_gpu_"):
         return name in exporter
-    return name.startswith("node_filesystem_")  # node_exporter's; the container scenario sees them scraped
+    # node_exporter's file system and systemd collectors; the container scenario sees them scraped
+    return name.startswith(("node_filesystem_", "node_systemd_"))
 
 
 @pytest.mark.parametrize("name", PROFILES)
@@ -81,7 +82,8 @@ def test_the_check_can_fail(shared, h200x2):
 def test_rules_carry_the_thresholds_and_every_alert_the_issue_lists(name):
     text = render("alerts.yml.j2", name, monitoring_alert_ttft_p95_seconds=1.5, monitoring_alert_waiting_minutes=7)
     rules = {r["alert"]: r for g in yaml.safe_load(text)["groups"] for r in g["rules"]}
-    assert set(rules) == {"LlmhostWatchdog", "VllmReplicaDown", "VllmTtftP95High", "VllmKvCacheNearlyFull", "VllmRequestsWaiting",
+    assert set(rules) == {"LlmhostWatchdog", "VllmReplicaDown", "LlmhostUnitFailed", "RayNodeDown",
+                          "VllmTtftP95High", "VllmKvCacheNearlyFull", "VllmRequestsWaiting",
                           "GpuExporterWithoutNvml", "GpuTemperatureHigh", "GpuThermalThrottling", "GpuPowerThrottling",
                           "GpuXidError", "GpuPcieLinkDegraded", "ModelDiskNearlyFull"}
     assert rules["VllmTtftP95High"]["expr"].rstrip().endswith("> 1.5")

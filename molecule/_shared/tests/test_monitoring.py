@@ -16,6 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 RULES = "/etc/prometheus/llmhost/llmhost-alerts.yml"
 PROM = "http://127.0.0.1:9090"
+NODE = "http://127.0.0.1:9100"
 EXPORTER = "http://127.0.0.1:9835/metrics"
 UNIT = "llmhost-gpu-exporter.service"
 STANDIN = "/srv/llmhost-test/nvml-standin"
@@ -115,6 +116,18 @@ def test_prometheus_scrapes_every_target_up(host):
         (t["labels"]["job"], t["labels"]["instance"]) for t in targets}, query(host, "up")
 
 
+def test_node_exporter_reports_the_state_of_the_collection_s_units_only(host):
+    """node_exporter's systemd collector over the units whose names start llmhost- or vllm: the Ray node (the
+    container's host is a one-node cluster), the replicas and the GPU exporter are active, no other unit is
+    reported, and Prometheus holds the Ray node's state."""
+    states = re.findall(r'^node_systemd_unit_state\{name="([^"]+)",state="([a-z]+)"', get(host, NODE + "/metrics"), re.M)
+    names = {name for name, _state in states}
+    assert {"llmhost-ray.service", "vllm@0.service", "vllm@1.service", "llmhost-gpu-exporter.service"} <= names, names
+    assert all(re.match(r"(llmhost-|vllm).+\.service\Z", name) for name in names), names
+    ray = wait_for(lambda: query(host, 'node_systemd_unit_state{name="llmhost-ray.service", state="active"} == 1'))
+    assert len(ray) == 1, ray
+
+
 def test_a_vllm_histogram_has_data(host):
     """The role's verify made a real completion on each replica: the TTFT histogram has counted them."""
     def p95():
@@ -155,6 +168,8 @@ def test_alert_rules_pass_promtool_each_firing_and_not(host):
     mount = re.search(r"mountpoint=~`([^`|]+)", host.file(RULES).content_string).group(1).replace("\\", "")
     gpu = {"gpu": "0", "instance": "h:9835", "pci_bus_id": "0000:01:00.0"}
     rep = {"instance": "h:8000", "replica": "0"}
+    ray = {"instance": "h:9100", "name": "llmhost-ray.service", "state": "active", "type": "simple"}
+    failed = {"instance": "h:9100", "name": "vllm@1.service", "state": "failed", "type": "simple"}
 
     def s(metric, labels, values):
         return {"series": "%s{%s}" % (metric, ",".join('%s="%s"' % kv for kv in sorted(labels.items()))), "values": values}
@@ -166,6 +181,10 @@ def test_alert_rules_pass_promtool_each_firing_and_not(host):
         cases += [
             _promtool_case(rules, "VllmReplicaDown", [s("up", dict(r, llmhost_target="vllm"), "0x5" if fire else "1x5")],
                            "3m", dict(r, llmhost_target="vllm") if fire else {}),
+            _promtool_case(rules, "RayNodeDown", [s("node_systemd_unit_state", ray, "0x5" if fire else "1x5")],
+                           "3m", ray if fire else {}),
+            _promtool_case(rules, "LlmhostUnitFailed", [s("node_systemd_unit_state", failed, "1x5" if fire else "0x5")],
+                           "3m", failed if fire else {}),
             # 10 requests a minute, all in the le=5 bucket (fires: P95 near 5 s) or the le=0.1 bucket (does not)
             _promtool_case(rules, "VllmTtftP95High",
                            [s("vllm:time_to_first_token_seconds_bucket", dict(r, le="0.1"), "0x15" if fire else "0+10x15"),
@@ -208,7 +227,7 @@ def test_alert_rules_pass_promtool_each_firing_and_not(host):
     put(host, "/tmp/llmhost-alerts-test.yml", yaml.safe_dump(tests, sort_keys=False))
     out = host.run("promtool test rules /tmp/llmhost-alerts-test.yml")
     assert out.rc == 0, out.stdout[-4000:] + out.stderr[-4000:]
-    assert len(cases) == 22 and "SUCCESS" in out.stdout + out.stderr
+    assert len(cases) == 26 and "SUCCESS" in out.stdout + out.stderr
 
 
 def test_gpu_metrics_from_the_nvml_standin_reach_prometheus(host):
