@@ -24,7 +24,7 @@ import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
-from ansible_collections.llmhost.vllm.plugins.module_utils.value_checks import is_loopback, is_on
+from ansible_collections.llmhost.vllm.plugins.module_utils.value_checks import _number, is_loopback, is_on
 
 # The collection's unit names: the replicas' template (vllm@) and everything else (llmhost-...).
 UNIT_PREFIXES = ("llmhost-", "vllm")
@@ -96,6 +96,12 @@ FOLDER_NAMES = frozenset(["model_name"])
 # Users and groups a service of the collection runs as, or that own its files: never root (the unit's sandbox and the
 # service's own user exist so that a flaw in vLLM or an exporter does not hold every right on the host).
 SERVICE_USERS = frozenset(["vllm_install_user", "vllm_install_group", "vllm_service_user", "monitoring_gpu_exporter_user"])
+
+# Request-body sizes (KiB) of a server that holds each body in memory up to that size (the gateway's nginx checks a
+# body whole, so client_body_buffer_size is the limit): the most a body may take, so that a few clients sending at
+# once cannot take the host's memory. A 128k-token prompt is under 1 MiB of JSON; 64 MiB leaves room for images.
+BODY_SIZES = {"gateway_max_body_kib": 65536}
+BODY_CLIENTS = 16
 
 _CREDENTIALS_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*@")
 # Parts of an environment variable's name that say it holds a secret.
@@ -169,6 +175,16 @@ def listen_problem(value, versions):
     return None
 
 
+def body_problem(value, most):
+    """A body size in KiB over ``most``: that much memory per request in flight."""
+    number = _number(value)
+    if number is not None and number > most:
+        return ("lets a few clients take the host's memory: the body of each request in flight is held in memory up "
+                "to this size, so %d clients sending at once hold %.0f MiB; at most %d KiB (%d MiB)"
+                % (BODY_CLIENTS, BODY_CLIENTS * number / 1024.0, most, most // 1024))
+    return None
+
+
 def log_problem(value):
     """A log is the collection's own: under /var/log, ending in .log, its name or a folder of it naming llmhost."""
     ours = (not path_problem(value) and value.startswith("/var/log/") and value.endswith(".log")
@@ -181,11 +197,16 @@ def log_problem(value):
 
 
 def working_name_problem(value):
-    """A folder (or the last part of a path) ending as the collection's working folders do."""
-    last = str(value).rstrip("/").rsplit("/", 1)[-1] if isinstance(value, str) else ""
-    if last.endswith(WORKING_SUFFIXES):
+    """A folder (or the last part of a path) ending as the collection's working folders do, or a path inside one (a
+    rollback's .previous, a download's .partial): a swap or a rollback moves or removes that folder whole."""
+    parts = str(value).rstrip("/").split("/") if isinstance(value, str) else [""]
+    if parts[-1].endswith(WORKING_SUFFIXES):
         return ("ends as the collection's own working folders do (%s): the role would take %s for one of them"
-                % (", ".join(WORKING_SUFFIXES), last))
+                % (", ".join(WORKING_SUFFIXES), parts[-1]))
+    inside = [part for part in parts[:-1] if part.endswith(WORKING_SUFFIXES)]
+    if inside:
+        return ("lies inside %s, which ends as the collection's own working folders do (%s): a swap or a rollback "
+                "moves or removes that folder whole, and this one with it" % (inside[0], ", ".join(WORKING_SUFFIXES)))
     return None
 
 
@@ -218,7 +239,7 @@ def _key_problem(name, value):
 def judged():
     """Every variable errors() judges by its class (besides the declared folders it is given)."""
     return (UNITS | SHOWN_URLS | PRIVATE_URLS | SECRET_URLS | KEYS | ADVERTISED | FOLDER_NAMES | TAKEN_FOLDERS
-            | LOG_FILES | SERVICE_USERS | set(LISTEN_ADDRESSES) | {SHARED_NETNS})
+            | LOG_FILES | SERVICE_USERS | set(LISTEN_ADDRESSES) | set(BODY_SIZES) | {SHARED_NETNS})
 
 
 def errors(values, path_names=()):
@@ -241,6 +262,8 @@ def errors(values, path_names=()):
             problem = listen_problem(value, LISTEN_ADDRESSES[name])
         if name in LOG_FILES:
             problem = log_problem(value)
+        if name in BODY_SIZES:
+            problem = body_problem(value, BODY_SIZES[name])
         if problem is None and name in TAKEN_FOLDERS and value not in ("", None):
             problem = path_problem(value)
         if problem is None and (name in FOLDER_NAMES or name in path_names) and value not in ("", None):

@@ -34,13 +34,15 @@ _INT_RE = re.compile(r"-?[0-9]+\Z")
 def _strict(option, value):
     """Why a value Ansible's validator took would still be read otherwise by a role; None when it would not. A boolean
     is a real one or a word both readings share; a whole number is a real one or digits (not 8080.0, not " 9090");
-    a number is finite (NaN passes every range check)."""
+    a number is finite (NaN passes every range check) and has no spaces around it."""
     kind = option.get("type", "str")
     if kind == "bool" and not isinstance(value, bool):
         if not (isinstance(value, str) and value.lower() in BOOL_WORDS) and value not in (0, 1):
             return "true or false (a real boolean, or exactly one of yes/no, true/false, on/off, 1/0)"
     if kind == "int" and (isinstance(value, float) or (isinstance(value, str) and not _INT_RE.match(value))):
         return "a whole number (digits only: no spaces, no decimal point)"
+    if kind == "float" and isinstance(value, str) and value != value.strip():
+        return "a number (no spaces around it)"
     if kind in ("int", "float") and isinstance(value, (str, float)):
         try:
             finite = math.isfinite(float(value))

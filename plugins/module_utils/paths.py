@@ -36,6 +36,23 @@ SYSTEM_DIRS = frozenset([
 ])
 
 
+# Where systemd reads units and their drop-ins (systemd.unit(5)): a folder a service may write there, or in a drop-in
+# folder (x.service.d) there, lets it add a drop-in that runs as root at the next daemon-reload.
+UNIT_DIRS = ("/etc/systemd/system", "/etc/systemd/system.control", "/run/systemd/system", "/run/systemd/system.control",
+             "/run/systemd/transient", "/run/systemd/generator", "/run/systemd/generator.early",
+             "/run/systemd/generator.late", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
+             "/lib/systemd/system", "/etc/systemd/user", "/usr/lib/systemd/user", "/usr/local/lib/systemd/user")
+
+
+def unit_dir_problem(value):
+    """Why a folder is inside one of systemd's unit folders (and so maybe a unit's drop-in folder); None when not."""
+    found = [d for d in UNIT_DIRS if value.startswith(d + "/")]
+    if found:
+        return ("lies inside systemd's unit folder %s: what is written there (a drop-in in a unit's .d folder) runs as "
+                "root at the next daemon-reload; choose a folder such as /var/lib/llmhost/..." % found[0])
+    return None
+
+
 def path_problem(value, min_depth=2, read_only=False):
     """Why ``value`` is not a plain absolute path at least ``min_depth`` parts deep; None when it is.
     A ``read_only`` path (a toolkit or source the roles only read) may be a system folder such as ``/usr``."""
@@ -54,7 +71,7 @@ def path_problem(value, min_depth=2, read_only=False):
         return None if parts else "is / itself"
     if len(parts) < min_depth or "/" + "/".join(parts) in SYSTEM_DIRS:
         return "is a system folder or too close to one (at least %d levels below /, such as /var/cache/llmhost)" % min_depth
-    return None
+    return unit_dir_problem("/" + "/".join(parts))
 
 
 def errors(paths, optional=(), dropins=None, read_only=()):

@@ -316,7 +316,7 @@ TABLES = {
     },
     "gateway": {
         "ranges": {"gateway_port": (1, 65535), "gateway_rate": (1, 100000), "gateway_burst": (0, 100000),
-                   "gateway_max_body_kib": (1, 1048576), "gateway_max_tokens": (0, 10000000),
+                   "gateway_max_body_kib": (1, None), "gateway_max_tokens": (0, 10000000),
                    "gateway_read_timeout": (1, 86400), "gateway_connect_timeout": (1, 600),
                    "gateway_fail_timeout": (1, 3600), "gateway_max_conns_per_replica": (0, 100000),
                    "gateway_retry_after": (1, 3600)},

@@ -530,10 +530,32 @@ def add_extra_args(plan, replicas):
     extra = [str(a) for a in plan.w["extra_args"]]
     errors = vllm_options.validate(list(replicas[0]["options"]), plan.table, "the serving plan")
     errors += vllm_options.validate(extra, plan.table, "vllm_service_extra_args", refuse_owned=True)
+    errors += kv_memory_errors(plan, extra)
     if errors:
         raise PlanError("; ".join(errors))
     for r in replicas:
         r["options"] += extra
+
+
+KV_MEMORY = "--kv-cache-memory-bytes"
+
+
+def kv_memory_errors(plan, extra):
+    """A KV budget the user gives in bytes (it replaces vllm_service_gpu_memory_utilization's share) that cannot hold
+    one sequence of the plan's length: vLLM refuses to start on it."""
+    given = vllm_options.option_value(extra, KV_MEMORY)
+    if given is None:
+        return []
+    size = vllm_options.size_bytes(given)
+    per_token = kv_bytes_per_token(plan.shape, plan.tp, plan.kv_value_bytes)
+    if size is None:
+        return ["vllm_service_extra_args: %s %s is not a size (bytes, or with a suffix: 512M, 8G)" % (KV_MEMORY, given)]
+    if size // per_token < plan.max_len:
+        return ["vllm_service_extra_args: %s %s holds about %d tokens (%d bytes a token on each GPU at TP=%d), less "
+                "than one sequence of the plan's length (max_model_len %d): vLLM would not start; give at least %d, "
+                "or leave the KV budget to vllm_service_gpu_memory_utilization"
+                % (KV_MEMORY, given, size // per_token, per_token, plan.tp, plan.max_len, per_token * plan.max_len)]
+    return []
 
 
 def _result(plan, replicas):

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.llmhost.vllm.plugins.module_utils import typos
 
 
@@ -76,6 +78,30 @@ FOREIGN_CODE = ("--trust-remote-code", "--middleware", "--worker-cls", "--worker
                 "--reasoning-parser-plugin", "--logits-processors", "--model-loader-extra-config")
 
 
+# Options vLLM's parser appends to (action="append"): given more than once on purpose. Every other option given twice
+# keeps only its last value, silently, and a switch and its --no- form contradict each other.
+APPENDED = frozenset(["--middleware"])
+
+
+def canonical(name, options):
+    """The option a flag sets: --no-X is --X's switch turned off, where --X is in the table."""
+    if name.startswith("--no-") and "--" + name[len("--no-"):] in options:
+        return "--" + name[len("--no-"):]
+    return name
+
+
+def repeated_errors(names, options, variable):
+    """A sentence for each option set more than once (names: the flags in the order given)."""
+    seen, errors = set(), []
+    for name in names:
+        key = canonical(name, options)
+        if key in seen and key not in APPENDED:
+            errors.append("%s: %s is given more than once (vLLM keeps only the last, silently); give it once"
+                          % (variable, key))
+        seen.add(key)
+    return errors
+
+
 def split_flag(token):
     """'--a=b' -> ('--a', 'b'); '--a' -> ('--a', None)."""
     if token.startswith("--") and "=" in token:
@@ -93,7 +119,7 @@ def validate(argv, table, variable, refuse_owned=False, allow_foreign=True):
     code of someone else's (FOREIGN_CODE)."""
     options = table.get("options", {})
     version = table.get("vllm_version", "?")
-    errors = []
+    errors, names = [], []
     i = 0
     argv = [str(a) for a in argv]
     while i < len(argv):
@@ -111,6 +137,7 @@ def validate(argv, table, variable, refuse_owned=False, allow_foreign=True):
             errors.append("%s: %s is not an option of vllm serve in vLLM %s%s" % (variable, name, version, hint))
             i += 1
             continue
+        names.append(name)
         if refuse_owned and owner(name):
             errors.append("%s: %s is set by the serving plan; use %s instead" % (variable, name, owner(name)))
         if not allow_foreign and name in FOREIGN_CODE:
@@ -143,7 +170,32 @@ def validate(argv, table, variable, refuse_owned=False, allow_foreign=True):
             if bad:
                 errors.append("%s: %s %s is not one of %s" % (variable, name, " ".join(bad),
                                                               ", ".join(str(c) for c in choices)))
-    return errors
+    return errors + repeated_errors(names, options, variable)
+
+
+def option_value(argv, name):
+    """The last value given to option ``name`` in an argv list (--name=value or --name value), or None."""
+    found = None
+    for i, token in enumerate(str(a) for a in argv):
+        flag, inline = split_flag(token)
+        if flag == name:
+            found = inline if inline is not None else (str(argv[i + 1]) if i + 1 < len(argv) else None)
+    return found
+
+
+_SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kmgtKMGT]?)\Z")
+
+
+def size_bytes(text):
+    """A size as vLLM's parser reads it: a whole number of bytes, or one with a suffix, k m g t in thousands and
+    K M G T in 1024s (25.6k, 4G; a fraction only with k m g t); None for anything else."""
+    match = _SIZE_RE.match(str(text).strip())
+    if not match or ("." in match.group(1) and not match.group(2).islower()):
+        return None  # a fraction only with a decimal suffix, as vLLM's parser says
+    number, suffix = match.group(1), match.group(2)
+    if not suffix:
+        return int(number)
+    return int(float(number) * ((1024 if suffix.isupper() else 1000) ** ("kmgt".index(suffix.lower()) + 1)))
 
 
 def has(table, name):

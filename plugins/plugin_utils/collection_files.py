@@ -5,6 +5,7 @@ the variables they know, each read alone (a value that does not template is left
 
 from __future__ import annotations
 
+import copy
 import glob
 import os
 from collections.abc import Mapping
@@ -15,6 +16,20 @@ import yaml
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# Parsed files by path, with the (mtime, size) they were parsed at: one run reads each file once, however many hosts
+# and checks ask for it (a copy each time: a caller may change what it gets).
+_PARSED = {}
+
+
+def _parsed(path):
+    stat = os.stat(path)
+    key = (stat.st_mtime_ns, stat.st_size)
+    if _PARSED.get(path, (None,))[0] != key:
+        with open(path, encoding="utf-8") as handle:
+            _PARSED[path] = (key, yaml.load(handle, Loader=_LOADER))  # a safe loader (C or Python)
+    return copy.deepcopy(_PARSED[path][1])
+
+
 def load_yaml(*patterns):
     """Each matching file's parsed YAML, in name order; a file that does not parse is left out (ansible-lint guards
     them)."""
@@ -22,8 +37,7 @@ def load_yaml(*patterns):
     for pattern in patterns:
         for path in sorted(glob.glob(str(pattern))):
             try:
-                with open(path, encoding="utf-8") as handle:
-                    out.append(yaml.load(handle, Loader=_LOADER))  # a safe loader (C or Python)
+                out.append(_parsed(path))
             except (OSError, yaml.YAMLError):
                 continue
     return out

@@ -172,11 +172,18 @@ CASES = [
     ("vllm_service", dict(SERVE, vllm_service_unit_name="ssh"),
      "vllm_service_unit_name='ssh' does not start with the collection's prefix (llmhost- or vllm)"),
     ("vllm_service", dict(SERVE, vllm_service_api_key="abc"), "vllm_service_api_key=(not shown) must be 20 to 256"),
+    ("vllm_service", dict(SERVE, vllm_service_extra_args=["--async-scheduling", "--no-async-scheduling"]),
+     "vllm_service_extra_args: --async-scheduling is given more than once (vLLM keeps only the last"),
     ("gateway", {"gateway_state": "present", "gateway_listen_address": "unix", **PINNED},
      "gateway_listen_address='unix' is not a literal IPv4 or IPv6 address"),
+    ("gateway", {"gateway_state": "present", "gateway_max_body_kib": 1048576, **PINNED},
+     "gateway_max_body_kib=1048576 lets a few clients take the host's memory"),
     ("monitoring", {"monitoring_listen_address": "0.0.0.0:9090"},
      "monitoring_listen_address='0.0.0.0:9090' is not a literal IPv4 address"),
     ("model", {"model_store": "/dev/shm"}, "model_store='/dev/shm' is a system folder or too close to one"),
+    ("model", {"model_store": "/srv/llm.previous/models"}, "model_store='/srv/llm.previous/models' lies inside llm.previous"),
+    ("vllm_service", dict(SERVE, vllm_service_cache_dir="/run/systemd/system/vllm@0.service.d"),
+     "vllm_service_cache_dir='/run/systemd/system/vllm@0.service.d' lies inside systemd's unit folder"),
     ("model", {"model_hf_endpoint": "https://u:p@hub.example", **PINNED}, "model_hf_endpoint=(not shown) holds credentials"),
 ]
 

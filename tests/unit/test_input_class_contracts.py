@@ -93,6 +93,11 @@ def test_every_declared_folder_is_refused_under_a_working_name():
     assert declared <= folders and "vllm_service_cache_dir" in folders
     for name in sorted(folders | input_classes.FOLDER_NAMES):
         assert input_classes.errors({name: "/srv/llmhost/x.partial"}, folders), name
+    # inside another role's rollback folder (the model's or the quantizer's kept .previous): moved or removed whole
+    for name in sorted(folders):
+        errors = input_classes.errors({name: "/srv/models/qwen.previous/out"}, folders)
+        assert errors and "lies inside qwen.previous" in errors[0], (name, errors)
+        assert not input_classes.errors({name: "/srv/models/qwen.previously/out"}, folders), name
 
 
 def test_every_declared_folder_is_taken_or_says_why_not():
@@ -104,6 +109,17 @@ def test_every_declared_folder_is_taken_or_says_why_not():
     assert not input_classes.TAKEN_FOLDERS & set(input_classes.NOT_TAKEN)
     for name in input_classes.TAKEN_FOLDERS:
         assert "system folder" in " ".join(input_classes.errors({name: "/dev/shm"})), name
+
+
+@pytest.mark.parametrize("folder", ["/etc/systemd/system/vllm@.service.d/cache", "/run/systemd/system/x.service.d",
+                                    "/lib/systemd/system/llmhost-ray.service.d/tmp", "/etc/systemd/user/a/b"])
+def test_a_folder_handed_over_inside_a_unit_folder_is_refused(folder):
+    """A folder a role creates or hands to a service user, inside systemd's unit folders: a drop-in written there runs
+    as root. Every taken folder goes through the one folder check, so each refuses it."""
+    for name in input_classes.TAKEN_FOLDERS:
+        errors = input_classes.errors({name: folder})
+        assert errors and "lies inside systemd's unit folder" in errors[0], (name, errors)
+        assert not input_classes.errors({name: "/var/lib/llmhost/systemd/system/x.service.d"}), name
 
 
 def test_every_log_a_service_appends_to_is_the_collections_own():
@@ -305,3 +321,13 @@ def test_a_folder_name_longer_than_linux_takes_is_refused_for_every_taken_folder
         errors = input_classes.errors({name: "/srv/llmhost/" + "a" * 256})
         assert errors and "longer than 255 bytes" in errors[0], (name, errors)
         assert not input_classes.errors({name: "/srv/llmhost/" + "a" * 255}), name
+
+
+def test_a_request_body_size_that_would_let_a_few_clients_take_the_memory_is_refused():
+    """Every declared request-body size is held to the body-size class: the body is buffered in memory up to it."""
+    declared = {n for n in PUBLIC if re.search(r"_body_", n)}
+    assert declared == set(input_classes.BODY_SIZES)
+    for name, most in input_classes.BODY_SIZES.items():
+        errors = input_classes.errors({name: most + 1})
+        assert errors and "lets a few clients take the host's memory" in errors[0] and str(most) in errors[0], errors
+        assert not input_classes.errors({name: most}) and not input_classes.errors({name: _defaults()[name]}), name

@@ -7,6 +7,7 @@ string) get the same verdict, in the same words, from
 - the planner (serving_plan.make_plan on the public 2x RTX 4090 facts, a Qwen2.5-3B-shaped model).
 The planner may refuse more for reasons of this host and model (a tensor-parallel size larger than its GPUs, a context
 that does not fit); those refusals name the variable in other words and are not input verdicts."""
+import functools
 import json
 import math
 from pathlib import Path
@@ -68,3 +69,49 @@ def test_the_first_play_the_role_alone_and_the_planner_give_one_verdict(rtx4090x
     else:
         assert not any(line.startswith(name) and ("must be a number" in line or ": got " in line)
                        for line in said.split("; ")), said
+
+
+@functools.lru_cache(maxsize=None)
+def _role_defaults(role):
+    return yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+
+
+def _kind(role, name):
+    specs = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    return next(s["options"][name]["type"] for s in specs.values() if name in (s.get("options") or {}))
+
+
+# Every other role's ranged number (role_inputs.TABLES), with the class edges of its declared type and its bounds;
+# the plan's wishes are taken above, with the planner's verdict too.
+RANGED = [(role, name, _kind(role, name), low, high) for role, table in sorted(role_inputs.TABLES.items())
+          for name, (low, high) in sorted(table.get("ranges", {}).items())
+          if role != "vllm_service" or name[len("vllm_service_"):] not in sp.WISH_RANGES]
+EVERY = [(role, name, value) for role, name, kind, low, high in RANGED for value in edges(kind, low, high)]
+
+
+# what a role's validate hands its table beside its variables, where the table reads it whatever the number
+_INSTALL = yaml.safe_load((ROOT / "roles" / "vllm_install" / "vars" / "main.yml").read_text())
+GIVEN = {"vllm_install": {"profile_name": "current", "profile_build_clones": [], "method": "wheel",
+                          "methods": _INSTALL["__vllm_install_methods"],
+                          "arch_list_pattern": _INSTALL["__vllm_install_arch_list_pattern"]}}
+
+
+def _words(role, name, value):
+    values = dict({n: _role_defaults(role).get(n) for n in role_inputs.names(role)}, **GIVEN.get(role, {}))
+    values[name] = value
+    return [line for line in role_inputs.errors(role, values) if line.startswith(name)]
+
+
+@pytest.mark.parametrize("role,name,value", EVERY, ids=["%s=%r" % case[1:] for case in EVERY])
+def test_every_ranged_number_gets_one_verdict_from_the_first_play_and_the_role_alone(role, name, value):
+    site = site_input_errors({name: value}) or _words(role, name, value)
+    alone = role_alone_errors({name: value}, role) or _words(role, name, value)
+    assert site == alone
+    bad = (isinstance(value, bool) or value in ("", " 5 ") or (isinstance(value, float) and not math.isfinite(value)))
+    if bad:
+        assert site, "%s=%r passes" % (name, value)
+
+
+def test_the_table_takes_every_role_s_ranged_numbers():
+    assert {role for role, *_rest in RANGED} >= {"gateway", "monitoring", "doctor", "ray_cluster", "benchmark"}
+    assert all(kind in ("int", "float") for _role, _name, kind, _low, _high in RANGED), RANGED

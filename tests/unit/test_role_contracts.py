@@ -377,7 +377,6 @@ def test_the_profile_check_sees_an_include_that_says_nothing(tmp_path):
     assert profile_includes(tmp_path) == ["main.yml: Load the stack profile"]
 
 
-
 def _play_includes():
     for path in sorted(ROOT.glob("playbooks/*.yml")):
         for play in yaml.safe_load(path.read_text()) or []:

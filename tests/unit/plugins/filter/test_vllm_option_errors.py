@@ -53,3 +53,20 @@ def test_foreign_code_needs_the_opt_in_and_ways_around_the_plan_are_refused():
     assert vllm_options.validate(["--trust-remote-code"], table, "x", refuse_owned=True, allow_foreign=True) == []
     # an abbreviation argparse would take is no option of the table
     assert "is not an option" in vllm_options.validate(["--max-model"], table, "x")[0]
+
+
+@pytest.mark.parametrize("args,repeated", [
+    (["--max-num-batched-tokens", "4096", "--max-num-batched-tokens=8192"], "--max-num-batched-tokens"),
+    (["--async-scheduling", "--no-async-scheduling"], "--async-scheduling"),
+    (["--disable-log-stats", "--disable-log-stats"], "--disable-log-stats"),
+])
+def test_an_option_given_twice_is_refused_by_name(args, repeated):
+    table = json.loads((TABLES / "0.33.0.json").read_text())
+    assert vllm_option_errors(args, table, "vllm_service_extra_args") == [
+        "vllm_service_extra_args: %s is given more than once (vLLM keeps only the last, silently); give it once"
+        % repeated]
+
+
+def test_an_option_vllm_appends_to_may_be_given_twice(table):
+    args = ["--middleware", "a.b", "--middleware", "c.d", "--enable-prefix-caching"]
+    assert vllm_option_errors(args, table, "vllm_service_extra_args") == []

@@ -245,6 +245,29 @@ def test_extra_args_are_checked_against_the_real_parser(rtx4090x2):
         plan(gpus, p2p, QWEN25_3B, extra_args=["--enable-prefix-caching=yes"])
 
 
+def test_a_kv_budget_in_bytes_must_hold_one_sequence_of_the_plan_s_length(rtx4090x2):
+    """Qwen2.5-3B on a 4090, with the FP8 KV cache the plan picks there: 36 layers x 2 KV heads x 128 x 2 (K and V)
+    x 1 byte = 18,432 bytes a token at TP=1."""
+    gpus, p2p = rtx4090x2
+    p = plan(gpus, p2p, QWEN25_3B, max_model_len=8192, extra_args=["--kv-cache-memory-bytes", "2G"])
+    assert p["replicas"][0]["options"][-2:] == ["--kv-cache-memory-bytes", "2G"]  # 116,508 tokens: it fits
+    with pytest.raises(sp.PlanError, match=r"vllm_service_extra_args: --kv-cache-memory-bytes 128M holds about 7281 "
+                                           r"tokens \(18432 bytes a token on each GPU at TP=1\), less than one sequence "
+                                           r"of the plan's length \(max_model_len 8192\): vLLM would not start; give "
+                                           r"at least 150994944"):
+        plan(gpus, p2p, QWEN25_3B, max_model_len=8192, extra_args=["--kv-cache-memory-bytes=128M"])
+    with pytest.raises(sp.PlanError, match=r"--kv-cache-memory-bytes lots is not a size"):
+        plan(gpus, p2p, QWEN25_3B, extra_args=["--kv-cache-memory-bytes", "lots"])
+
+
+@pytest.mark.parametrize("text,size", [("1000", 1000), ("25.6k", 25600), ("4G", 4 * 1024 ** 3), ("2m", 2000000),
+                                       ("1.5", None), ("1.5K", None), ("", None), ("4 G", None), ("-1", None),
+                                       ("1e9", None)])
+def test_sizes_are_read_as_vllm_reads_them(text, size):
+    from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options
+    assert vllm_options.size_bytes(text) == size
+
+
 @pytest.mark.parametrize("wishes,words", [
     ({"tensor_parallel_size": 4}, "vllm_service_tensor_parallel_size=4 is larger than the 2 GPU(s) used"),
     ({"tensor_parallel_size": 3, "gpus": [0, 1]}, "vllm_service_tensor_parallel_size=3 is larger"),
