@@ -58,18 +58,13 @@ _value:
 """
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import ray_cluster
-from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import plain
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import member_values, plain
 
 
 def ray_cluster_view(hostvars, this, in_run, settings):
     settings = plain(settings)
     nic = str(settings.get("interface") or "").replace("-", "_").replace(".", "_")
-    hosts = {}
-    for name in settings.get("group_hosts") or []:
-        host = hostvars[name] if name in hostvars else {}
-        facts = plain(host.get("ansible_facts", {}).get(nic)) if nic else None
-        hosts[name] = {"ray_cluster_node_address": plain(host.get("ray_cluster_node_address", "")),
-                       "ansible_facts": {nic: facts} if facts else {}}
+    hosts = member_values(hostvars, settings.get("group_hosts") or [], ["ray_cluster_node_address"], [nic])
     return ray_cluster.cluster_view(hosts, this, list(in_run), settings)
 
 

@@ -39,19 +39,14 @@ _value:
 """
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import cluster_plan
-from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import plain
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import member_values
 
 READ = ("vllm_service_plan_gpus", "vllm_service_plan_p2p")
 
 
 def serving_members(hostvars, names):
-    hosts = {}
-    for name in names:
-        host = hostvars[name] if name in hostvars else {}
-        topology = host.get("ansible_facts", {}).get("gpu_topology")
-        hosts[name] = dict((key, plain(host.get(key))) for key in READ)
-        hosts[name]["ansible_facts"] = {"gpu_topology": plain(topology) if topology else {}}
-    return cluster_plan.member_gpus(hosts, [str(n) for n in names])
+    names = [str(n) for n in names]
+    return cluster_plan.member_gpus(member_values(hostvars, names, READ, ["gpu_topology"]), names)
 
 
 class FilterModule:

@@ -61,6 +61,18 @@ def plain(value):
     return value
 
 
+def member_values(hostvars, names, keys, facts=()):
+    """For each host of ``names``: its ``keys`` (None where unset) and, under ansible_facts, only the ``facts`` it has,
+    each as plain Python. What a cluster's filters read of its members, and nothing more."""
+    out = {}
+    for name in names:
+        host = hostvars[name] if name in hostvars else {}
+        gathered = host.get("ansible_facts", {})
+        out[name] = {key: plain(host.get(key)) for key in keys}
+        out[name]["ansible_facts"] = {fact: plain(gathered[fact]) for fact in facts if fact and gathered.get(fact)}
+    return out
+
+
 def host_values(host_vars, names):
     """{name: value} for each of names the host sets, as plain Python; Ansible templates each on access, so one that
     fails is skipped rather than failing the others."""
