@@ -23,7 +23,7 @@ import ipaddress
 import re
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
-from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem
+from ansible_collections.llmhost.vllm.plugins.module_utils.paths import path_problem, unit_dir_problem
 from ansible_collections.llmhost.vllm.plugins.module_utils.value_checks import _number, is_loopback, is_on
 
 # The collection's unit names: the replicas' template (vllm@) and everything else (llmhost-...).
@@ -265,7 +265,7 @@ def errors(values, path_names=()):
         if name in BODY_SIZES:
             problem = body_problem(value, BODY_SIZES[name])
         if problem is None and name in TAKEN_FOLDERS and value not in ("", None):
-            problem = path_problem(value)
+            problem = path_problem(value) or unit_dir_problem(value)
         if problem is None and (name in FOLDER_NAMES or name in path_names) and value not in ("", None):
             problem = working_name_problem(value)
         if problem:

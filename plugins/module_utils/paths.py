@@ -36,8 +36,9 @@ SYSTEM_DIRS = frozenset([
 ])
 
 
-# Where systemd reads units and their drop-ins (systemd.unit(5)): a folder a service may write there, or in a drop-in
-# folder (x.service.d) there, lets it add a drop-in that runs as root at the next daemon-reload.
+# Where systemd reads units and their drop-ins (systemd.unit(5)): a folder a role hands over or makes there, or in a
+# drop-in folder (x.service.d) there, lets what writes it add a drop-in that runs as root at the next daemon-reload.
+# The folder check of the first play (input_classes) applies it; the roles' own unit files live there.
 UNIT_DIRS = ("/etc/systemd/system", "/etc/systemd/system.control", "/run/systemd/system", "/run/systemd/system.control",
              "/run/systemd/transient", "/run/systemd/generator", "/run/systemd/generator.early",
              "/run/systemd/generator.late", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
@@ -71,7 +72,7 @@ def path_problem(value, min_depth=2, read_only=False):
         return None if parts else "is / itself"
     if len(parts) < min_depth or "/" + "/".join(parts) in SYSTEM_DIRS:
         return "is a system folder or too close to one (at least %d levels below /, such as /var/cache/llmhost)" % min_depth
-    return unit_dir_problem("/" + "/".join(parts))
+    return None
 
 
 def errors(paths, optional=(), dropins=None, read_only=()):

@@ -16,8 +16,8 @@ import yaml
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-# Parsed files by path, with the (mtime, size) they were parsed at: one run reads each file once, however many hosts
-# and checks ask for it (a copy each time: a caller may change what it gets).
+# Parsed files by path, with the (mtime, size) they were parsed at: a process (a task's worker, a test run) parses each
+# file once, however many checks ask for it (a copy each time: a caller may change what it gets).
 _PARSED = {}
 
 

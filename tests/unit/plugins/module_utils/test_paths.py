@@ -12,6 +12,14 @@ def test_plain_deep_paths_pass(value):
     assert paths.path_problem(value) is None
 
 
+def test_a_unit_file_the_roles_write_and_remove_passes_but_is_no_folder_to_hand_over():
+    """The roles' own units live in /etc/systemd/system, and the uninstall removes them through path_problem; a
+    folder handed over there is refused by the first play's folder check (input_classes), not here."""
+    assert paths.path_problem("/etc/systemd/system/llmhost-gpu-exporter.service") is None
+    assert "lies inside systemd's unit folder" in paths.unit_dir_problem("/etc/systemd/system/vllm@.service.d/x")
+    assert paths.unit_dir_problem("/etc/systemd/systemx/y") is None
+
+
 @pytest.mark.parametrize("value,words", [
     ("/", "system folder"),
     ("/var/cache", "system folder"),
