@@ -33,45 +33,38 @@ MAX_NUM_SEQS_CAP = layouts.MAX_NUM_SEQS_CAP
 # The share of each GPU's memory vLLM may take: below 0.1 no model fits, above 0.98 the CUDA context and the
 # allocator's own blocks have no room. The first play checks vllm_service_gpu_memory_utilization with this range.
 UTILIZATION_RANGE = (0.1, 0.98)
-# The numeric wishes' ranges and types: their one home. The first play checks vllm_service_<wish> against these
-# (role_inputs reads them from here), and the planner refuses with the same words, so a value the first play takes
+# The wishes: each vllm_service_<wish> variable without its prefix, with its type, default, and its range or choices:
+# the planner's one table of them. The role's defaults/main.yml and argument_specs say the same (a test holds them
+# to it); the first play checks the ranges from here (role_inputs reads them), the module's argument spec takes the
+# types and choices from here, and the planner refuses with the first play's words, so a value the first play takes
 # is never refused by the plan for its range or type, nor the other way round.
-WISH_RANGES = {
-    "base_port": ("int", 1024, 65535), "tensor_parallel_size": ("int", 0, 64), "max_model_len": ("int", 0, None),
-    "max_num_seqs": ("int", 0, None), "tokens_per_seq": ("int", 1, 10485760), "shutdown_timeout": ("int", 0, 3600),
-    "gpu_memory_utilization": ("float",) + UTILIZATION_RANGE,
+WISHES = {
+    "gpus": {"type": "raw", "default": "all"},                  # "all" or a list of GPU indices
+    "mode": {"type": "str", "default": "auto", "choices": ["auto", "replicas", "tensor_parallel"]},
+    "tensor_parallel_size": {"type": "int", "default": 0, "range": (0, 64)},      # 0: decided
+    "weight_format": {"type": "str", "default": "auto", "choices": ["auto", "checkpoint", "bf16", "fp16", "fp8"]},
+    # auto is decided by the goal and the budget
+    "kv_cache_dtype": {"type": "str", "default": "auto", "choices": ["auto", "fp8", "model"]},
+    # most users at once, or the lowest single-stream latency
+    "goal": {"type": "str", "default": "throughput", "choices": ["throughput", "latency"]},
+    "max_model_len": {"type": "int", "default": 0, "range": (0, None)},            # 0: decided
+    "max_num_seqs": {"type": "int", "default": 0, "range": (0, None)},             # 0: decided
+    "tokens_per_seq": {"type": "int", "default": 2048, "range": (1, 10485760)},   # typical prompt + output
+    "gpu_memory_utilization": {"type": "float", "default": 0.90, "range": UTILIZATION_RANGE},
+    "enforce_eager": {"type": "bool", "default": False},
+    "numa": {"type": "str", "default": "auto", "choices": ["auto", "off"]},
+    "host": {"type": "str", "default": "127.0.0.1"},
+    "base_port": {"type": "int", "default": 8000, "range": (1024, 65535)},
+    "served_model_name": {"type": "str", "default": ""},
+    "shutdown_timeout": {"type": "int", "default": 30, "range": (0, 3600)},
+    "extra_args": {"type": "list", "default": []},
 }
+# Views of the table, for what reads one facet.
+WISH_RANGES = {k: (w["type"],) + tuple(w["range"]) for k, w in WISHES.items() if "range" in w}
+WISH_CHOICES = {k: w["choices"] for k, w in WISHES.items() if "choices" in w}
+DEFAULT_WISHES = dict({k: w["default"] for k, w in WISHES.items()}, model_path="")
 # The smallest context the plan holds when none is asked (vllm_service_max_model_len=0), or the model's own limit.
 MIN_CONTEXT = 4096
-# The wishes' allowed values: the module's argument spec takes its choices from here.
-WISH_CHOICES = {
-    "mode": ["auto", "replicas", "tensor_parallel"],
-    "weight_format": ["auto", "checkpoint", "bf16", "fp16", "fp8"],
-    "numa": ["auto", "off"],
-    "kv_cache_dtype": ["auto", "fp8", "model"],
-    "goal": ["throughput", "latency"],
-}
-
-DEFAULT_WISHES = {
-    "gpus": "all",                 # "all" or a list of GPU indices
-    "mode": "auto",                # WISH_CHOICES["mode"]
-    "tensor_parallel_size": 0,     # 0: decided
-    "weight_format": "auto",       # WISH_CHOICES["weight_format"]
-    "kv_cache_dtype": "auto",      # WISH_CHOICES["kv_cache_dtype"]: auto is decided by the goal and the budget
-    "goal": "throughput",          # WISH_CHOICES["goal"]: most users at once, or the lowest single-stream latency
-    "max_model_len": 0,            # 0: decided
-    "max_num_seqs": 0,             # 0: decided
-    "tokens_per_seq": 2048,        # typical prompt + output, for max_num_seqs
-    "gpu_memory_utilization": 0.90,
-    "enforce_eager": False,
-    "numa": "auto",                # WISH_CHOICES["numa"]
-    "host": "127.0.0.1",
-    "base_port": 8000,
-    "served_model_name": "",
-    "model_path": "",
-    "shutdown_timeout": 30,
-    "extra_args": [],
-}
 
 
 class PlanError(Exception):

@@ -179,16 +179,10 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.cluster_plan import host_plan
-from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import WISH_CHOICES, PlanError, make_plan
+from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import WISH_CHOICES, WISHES, PlanError, make_plan
 
-# The wishes' types; their allowed values come from the planner (WISH_CHOICES), their defaults too.
-WISH_TYPES = {
-    "gpus": "raw", "mode": "str", "tensor_parallel_size": "int", "weight_format": "str", "kv_cache_dtype": "str",
-    "goal": "str", "max_model_len": "int",
-    "max_num_seqs": "int", "tokens_per_seq": "int", "gpu_memory_utilization": "float", "enforce_eager": "bool",
-    "numa": "str", "host": "str", "base_port": "int", "served_model_name": "str", "shutdown_timeout": "int",
-    "extra_args": "list",
-}
+# The wishes' types and choices come from the planner's one table of them (serving_plan.WISHES).
+WISH_TYPES = {name: wish["type"] for name, wish in WISHES.items()}
 
 
 def wish_spec():

@@ -414,14 +414,16 @@ def test_the_wishes_allowed_values_have_one_home():
 
 
 def test_the_planners_defaults_and_types_are_the_roles():
-    """The role's defaults/main.yml and argument_specs are the wishes' home: the planner's own defaults (for callers
-    that pass no wish) and the module's types must say the same, so that no value means two things."""
+    """The planner's one table of the wishes (serving_plan.WISHES: type, default, range or choices) says what the
+    role's defaults/main.yml and argument_specs say, so that no value means two things; the planner's defaults (for
+    callers that pass no wish), ranges and choices, and the module's types, are views of it."""
     import yaml
     from ansible_collections.llmhost.vllm.plugins.modules import vllm_serving_plan as mod
     role = ROOT / "roles" / "vllm_service"
     defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
     argspec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     assert dict(sp.DEFAULT_WISHES) == {k: defaults["vllm_service_" + k] for k in sp.DEFAULT_WISHES}
+    assert set(sp.WISHES) | {"model_path"} == set(sp.DEFAULT_WISHES) and set(mod.WISH_TYPES) == set(sp.WISHES)
     assert mod.WISH_TYPES == {k: argspec["vllm_service_" + k]["type"] for k in mod.WISH_TYPES}
     low, high = sp.UTILIZATION_RANGE
     assert argspec["vllm_service_gpu_memory_utilization"]["type"] == "float" and low < defaults[
