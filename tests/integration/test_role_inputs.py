@@ -172,6 +172,9 @@ CASES = [
     ("vllm_service", dict(SERVE, vllm_service_unit_name="ssh"),
      "vllm_service_unit_name='ssh' does not start with the collection's prefix (llmhost- or vllm)"),
     ("vllm_service", dict(SERVE, vllm_service_api_key="abc"), "vllm_service_api_key=(not shown) must be 20 to 256"),
+    # judged by the plan, which knows the model's bytes a token (the first play does not have the model yet)
+    ("vllm_service", dict(SERVE, vllm_service_extra_args=["--kv-cache-memory-bytes", "64M"]),
+     "vllm_service_extra_args: --kv-cache-memory-bytes 64M holds about"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--async-scheduling", "--no-async-scheduling"]),
      "vllm_service_extra_args: --async-scheduling is given more than once (vLLM keeps only the last"),
     ("gateway", {"gateway_state": "present", "gateway_listen_address": "unix", **PINNED},

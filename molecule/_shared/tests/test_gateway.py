@@ -451,6 +451,16 @@ def test_a_model_across_two_hosts_is_placed_on_both_and_answers_through_the_gate
             break
         time.sleep(1)
     assert [ask("/v1/completions", COMPLETION)[0] for _try in range(4)] == [200] * 4
+    # the doctor on both: the head sees both nodes and their four GPUs, and one Ray and one vLLM on every member
+    reports = Path(tempfile.mkdtemp(prefix="llmhost-doctor-"))
+    changed, failed, out = playbook("--check", "--limit", "llmhost-ctr," + SECOND, "-e", "doctor_dir=%s" % reports,
+                                    path="playbooks/doctor.yml", inventory=cluster_inventory)
+    assert not failed, out[-6000:]
+    ray = {name: [c for c in json.loads((reports / ("doctor-%s.json" % name)).read_text())["checks"]
+                  if c["area"] == "ray"] for name in ("llmhost-ctr", SECOND)}
+    assert all(c["status"] == "PASS" for checks in ray.values() for c in checks), ray
+    said = " | ".join(c["have"] for c in ray["llmhost-ctr"])
+    assert "2 node(s), 4 GPU(s)" in said and "%s: ray 2.60.0, vllm 0.33.0" % SECOND in said, ray
     # the same run again changes nothing on either host
     changed, failed, out = playbook(*run, path="playbooks/site.yml", inventory=cluster_inventory)
     assert _recaps(out) == {"llmhost-ctr": (0, 0), SECOND: (0, 0)}, out[-6000:]
