@@ -18,6 +18,10 @@ options:
     description: The command's standard output.
     type: str
     required: true
+  active_state:
+    description: Only the units in this C(ActiveState) (C(failed)); empty, every unit that exists.
+    type: str
+    default: ""
 author: llmhost.vllm maintainers (@llmhost)
 """
 

@@ -93,15 +93,16 @@ def deepest_first(folders):
     return sorted(_unique(f.rstrip("/") or "/" for f in folders), key=lambda f: (-f.count("/"), f))
 
 
-def loaded_units(show_text):
+def loaded_units(show_text, active_state=""):
     """Names of the units ``systemctl show -p Id -p LoadState -p ActiveState -p UnitFileState`` says exist: loaded,
-    active or with an enablement state; a name systemd does not know (not-found, inactive, no file) is left out."""
+    active or with an enablement state; a name systemd does not know (not-found, inactive, no file) is left out.
+    With ``active_state``, only those in that state (``failed``: what systemd keeps listed until reset-failed)."""
     units = []
     for block in show_text.split("\n\n"):
         fields = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
         name = fields.get("Id")
         present = fields.get("LoadState") not in (None, "", "not-found") or fields.get("ActiveState") not in (None, "", "inactive")
-        if name and present:
+        if name and present and active_state in ("", fields.get("ActiveState")):
             units.append(name)
     return _unique(units)
 

@@ -379,7 +379,7 @@ def _ip(*args):
 
 
 @pytest.fixture
-def cluster_inventory(fleet):
+def cluster_inventory(fleet, playbook):
     """The fleet's hosts as one Ray cluster (ray_pair), on an interface with an address for each (one end of a veth
     pair; the kernel may have no dummy interfaces); removed after."""
     _ip("link", "del", CLUSTER_INTERFACE)  # left by a run that was killed
@@ -401,7 +401,13 @@ def cluster_inventory(fleet):
     try:
         yield [FLEET["inventory"], inventory]
     finally:
+        # llmhost-ctr back to the scenario's one-node cluster and two replicas, for the checks after this one: the
+        # second host's node stopped and the cluster's addresses gone first, so that nothing joins the head again
+        fleet.run("systemctl stop llmhost-ray.service")
         _ip("link", "del", CLUSTER_INTERFACE)
+        changed, failed, out = playbook("--limit", "llmhost-ctr", "--tags", "ray_cluster,vllm_service,gateway",
+                                        path="playbooks/site.yml")
+        assert not failed, out[-4000:]
 
 
 def _recaps(out):

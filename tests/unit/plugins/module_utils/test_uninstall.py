@@ -74,6 +74,15 @@ def test_units_systemd_knows_from_a_real_systemctl_show():
     assert uninstall.loaded_units(shown) == ["vllm@0.service", "vllm@1.service", "llmhost-gpu-exporter.service"]
 
 
+def test_a_failed_unit_is_named_also_once_its_file_went():
+    """systemd keeps a unit that failed listed (not-found, failed) after its file is removed, until reset-failed."""
+    shown = (FIXTURES / "systemctl-show.txt").read_text() + (
+        "\nId=vllm@2.service\nLoadState=not-found\nActiveState=failed\nUnitFileState=\n")
+    assert uninstall.loaded_units(shown, "failed") == ["vllm@2.service"]
+    assert "vllm@2.service" in uninstall.loaded_units(shown)
+    assert uninstall.loaded_units((FIXTURES / "systemctl-show.txt").read_text(), "failed") == []
+
+
 def test_the_held_packages_are_read_back_from_the_record_the_hold_wrote():
     template = (ROOT / "roles" / "_common" / "templates" / "unattended-upgrades.j2").read_text()
     env = jinja2.Environment()
