@@ -16,12 +16,12 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help host-report test test-fast lint sanity unit molecule-container molecule-vm venv controller collection lock locks \
+.PHONY: help host-report test test-fast lint sanity unit molecule-container molecule-vm docs venv controller collection lock locks \
 	clean clean-cache
 
 help:
 	@echo "make host-report [STACK=seed|current] | test | test-fast | lint | sanity | unit | molecule-container | molecule-vm"
-	@echo "     lock | locks | clean | clean-cache"
+	@echo "     docs | lock | locks | clean | clean-cache"
 
 # ansible-core 2.19 runs on Python 3.11+ (Ubuntu 22.04's python3 is 3.10). A venv is made anew each time: one
 # half-made by another interpreter would otherwise keep it.
@@ -72,6 +72,11 @@ test-fast: venv collection
 
 lint: venv collection
 	tests/harness/lint.sh
+
+# Write the serving plan's wishes from their one home (plugins/module_utils/wishes.py) into the vllm_service role's
+# argument_specs, defaults and README (CONTRIBUTING.md: adding a vLLM option).
+docs: venv
+	$(BIN)/python tools/wish_docs.py
 
 sanity: venv
 	tests/harness/sanity.sh

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, ray_cluster, serving_plan, value_checks
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, gateway, paths, ray_cluster, serving_plan, value_checks, wishes
 
 # A value an environment file carries as one plain double-quoted value.
 SAFE_ENV_VALUE = re.compile(r"[^\n\"'\\$`]*\Z")
@@ -300,8 +300,8 @@ APT_CONF = ["/etc/apt/apt.conf.d"]
 
 TABLES = {
     "vllm_service": {
-        # the plan's wishes from their one home (serving_plan.WISH_RANGES), the role's own beside them
-        "ranges": dict({"vllm_service_" + k: (low, high) for k, (_kind, low, high) in serving_plan.WISH_RANGES.items()},
+        # the plan's wishes from their one home (module_utils/wishes.py), the role's own beside them
+        "ranges": dict({wishes.PREFIX + k: (low, high) for k, (_kind, low, high) in wishes.WISH_RANGES.items()},
                        vllm_service_restart_settle=(0, 300), vllm_service_ready_timeout=(1, 86400)),
         "names": {"vllm_service_host": ("host", False), "vllm_service_advertise_address": ("host", True),
                   "vllm_service_served_model_name": ("arg", True), "vllm_service_user": ("user", True),

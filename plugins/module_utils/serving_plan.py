@@ -18,7 +18,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import evidence, input_types, layouts, value_checks, vllm_options
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import (
+    evidence, input_types, layouts, typos, value_checks, vllm_options, wishes)
 from ansible_collections.llmhost.vllm.plugins.module_utils.evidence import H200_FP8_NOTE, KV_FP8_NOTE
 from ansible_collections.llmhost.vllm.plugins.module_utils.model_memory import (
     GIB, LOAD_MARGIN, kv_bytes_per_token, loaded_bytes, model_shape)
@@ -30,39 +33,8 @@ OVERHEAD_BYTES = 2 * GIB
 FP8_MIN_CC = (8, 9)      # FP8 tensor cores: Ada (8.9), Hopper (9.0), Blackwell
 BF16_MIN_CC = (8, 0)
 MAX_NUM_SEQS_CAP = layouts.MAX_NUM_SEQS_CAP
-# The share of each GPU's memory vLLM may take: below 0.1 no model fits, above 0.98 the CUDA context and the
-# allocator's own blocks have no room. The first play checks vllm_service_gpu_memory_utilization with this range.
-UTILIZATION_RANGE = (0.1, 0.98)
-# The wishes: each vllm_service_<wish> variable without its prefix, with its type, default, and its range or choices:
-# the planner's one table of them. The role's defaults/main.yml and argument_specs say the same (a test holds them
-# to it); the first play checks the ranges from here (role_inputs reads them), the module's argument spec takes the
-# types and choices from here, and the planner refuses with the first play's words, so a value the first play takes
-# is never refused by the plan for its range or type, nor the other way round.
-WISHES = {
-    "gpus": {"type": "raw", "default": "all"},                  # "all" or a list of GPU indices
-    "mode": {"type": "str", "default": "auto", "choices": ["auto", "replicas", "tensor_parallel"]},
-    "tensor_parallel_size": {"type": "int", "default": 0, "range": (0, 64)},      # 0: decided
-    "weight_format": {"type": "str", "default": "auto", "choices": ["auto", "checkpoint", "bf16", "fp16", "fp8"]},
-    # auto is decided by the goal and the budget
-    "kv_cache_dtype": {"type": "str", "default": "auto", "choices": ["auto", "fp8", "model"]},
-    # most users at once, or the lowest single-stream latency
-    "goal": {"type": "str", "default": "throughput", "choices": ["throughput", "latency"]},
-    "max_model_len": {"type": "int", "default": 0, "range": (0, None)},            # 0: decided
-    "max_num_seqs": {"type": "int", "default": 0, "range": (0, None)},             # 0: decided
-    "tokens_per_seq": {"type": "int", "default": 2048, "range": (1, 10485760)},   # typical prompt + output
-    "gpu_memory_utilization": {"type": "float", "default": 0.90, "range": UTILIZATION_RANGE},
-    "enforce_eager": {"type": "bool", "default": False},
-    "numa": {"type": "str", "default": "auto", "choices": ["auto", "off"]},
-    "host": {"type": "str", "default": "127.0.0.1"},
-    "base_port": {"type": "int", "default": 8000, "range": (1024, 65535)},
-    "served_model_name": {"type": "str", "default": ""},
-    "shutdown_timeout": {"type": "int", "default": 30, "range": (0, 3600)},
-    "extra_args": {"type": "list", "default": []},
-}
-# Views of the table, for what reads one facet.
-WISH_RANGES = {k: (w["type"],) + tuple(w["range"]) for k, w in WISHES.items() if "range" in w}
-WISH_CHOICES = {k: w["choices"] for k, w in WISHES.items() if "choices" in w}
-DEFAULT_WISHES = dict({k: w["default"] for k, w in WISHES.items()}, model_path="")
+# The wishes (each vllm_service_<wish> variable: type, default, range or choices, the options it owns) have one
+# home: module_utils/wishes.py.
 # The smallest context the plan holds when none is asked (vllm_service_max_model_len=0), or the model's own limit.
 MIN_CONTEXT = 4096
 
@@ -71,29 +43,43 @@ class PlanError(Exception):
     pass
 
 
-def wish_errors(wishes):
-    """The first play's sentences for the numeric wishes: a wrong type (input_types, as the first play's type check
-    says it), else a number out of its range (value_checks.range_errors, as the role's table says it)."""
+def wish_errors(given):
+    """The first play's sentences for the wishes: a wrong type or choice (input_types, as the first play's type check
+    says it), else a number out of its range (value_checks.range_errors, as the role's table says it), else a list
+    given as something else (value_checks.list_errors: the role's table takes no comma-separated text)."""
     out = []
-    for key, (kind, low, high) in sorted(WISH_RANGES.items()):
-        name, value = "vllm_service_" + key, wishes.get(key)
-        problem = input_types.problem(name, value, {"type": kind})
-        out += [problem] if problem else value_checks.range_errors({name: [value, low, high]})
+    for key, wish in wishes.WISHES.items():
+        name, value = wishes.PREFIX + key, given.get(key)
+        problem = input_types.problem(name, value, wishes.spec(key))
+        if problem or value is None:
+            out += [problem] if problem else []
+        elif "range" in wish:
+            out += value_checks.range_errors({name: [value] + list(wish["range"])})
+        elif wish["type"] == "list":
+            out += value_checks.list_errors({name: value})
     return out
+
+
+def typed_wishes(given):
+    """The wishes with their defaults (for those left out or null), checked, then as their types, converted by Ansible's own validator as the
+    first play's type check reads them: digits ("64", from `-e`) become a whole number, a boolean word a boolean,
+    a list's items strings. The plan's one type check; it refuses with the first play's words."""
+    w = dict(wishes.DEFAULT_WISHES, **(given or {}))
+    errors = ["wishes: %s is not a wish of the plan%s" % (k, typos.hint(k, wishes.WISHES))
+              for k in sorted(set(w) - set(wishes.DEFAULT_WISHES))]
+    errors += wish_errors(w)      # a null as the first play judges it: a boolean's is refused, the others' not
+    if errors:
+        raise PlanError("; ".join(errors))
+    w.update({k: wishes.DEFAULT_WISHES[k] for k, v in w.items() if v is None})
+    specs = {k: wishes.spec(k) for k in wishes.WISHES}
+    return dict(w, **ArgumentSpecValidator(specs).validate({k: w[k] for k in specs}).validated_parameters)
 
 
 class _Plan:
     """What the steps share: the wishes, the model's shape, the option table, and what was decided so far."""
 
     def __init__(self, wishes, config, table):
-        self.w = dict(DEFAULT_WISHES)
-        self.w.update({k: v for k, v in (wishes or {}).items() if v is not None})
-        for key, allowed in WISH_CHOICES.items():
-            if self.w[key] not in allowed:
-                raise PlanError("vllm_service_%s=%s; choose one of %s" % (key, self.w[key], ", ".join(allowed)))
-        errors = wish_errors(self.w)
-        if errors:
-            raise PlanError("; ".join(errors))
+        self.w = typed_wishes(wishes)
         self.shape = model_shape(config)
         self.table = table
         self.kv_value_bytes = 2
@@ -190,7 +176,7 @@ def select_gpus(plan, gpus):
         raise PlanError("gpu_facts reports no memory size for some GPUs; the plan cannot size the KV cache")
     plan.mem = min(mems)
     plan.ccs = [_cc(plan.by_index[i].get("compute_capability")) for i in plan.used]
-    plan.util = float(plan.w["gpu_memory_utilization"])   # in WISH_RANGES: checked with the other wishes
+    plan.util = float(plan.w["gpu_memory_utilization"])   # in wishes.py with its range: checked with the other wishes
 
 
 def choose_weight_format(plan):
@@ -514,6 +500,20 @@ def _options(plan, port):
         opts += ["--tensor-parallel-size", str(plan.tp)]
     if vllm_options.has(plan.table, "--shutdown-timeout") and int(w["shutdown_timeout"]) > 0:
         opts += ["--shutdown-timeout", str(int(w["shutdown_timeout"]))]
+    return opts + passed_options(w)
+
+
+def passed_options(w):
+    """The options of the wishes the plan passes as they are (``pass`` in the table): nothing at the default, a
+    boolean's option alone when true."""
+    opts = []
+    for key, wish in wishes.WISHES.items():
+        if not wish.get("pass") or w[key] == wish["default"]:
+            continue
+        if wish["type"] != "bool":
+            opts += [wish["flags"][0], str(w[key])]
+        elif w[key]:
+            opts.append(wish["flags"][0])
     return opts
 
 

@@ -80,7 +80,7 @@ def closest(word, choices):
     return match[0] if match else None
 
 
-def _hint(word, choices):
+def hint(word, choices):
     near = closest(word, choices)
     return " (did you mean %s?)" % near if near else ""
 
@@ -155,5 +155,5 @@ def tag_errors(run_tags, skip_tags, known_tags):
     out = []
     for option, tags in (("--tags", run_tags), ("--skip-tags", skip_tags)):
         for tag in sorted(set(tags or ()) - set(known_tags)):
-            out.append("%s %s: no task of llmhost.vllm carries this tag%s" % (option, tag, _hint(tag, known_tags)))
+            out.append("%s %s: no task of llmhost.vllm carries this tag%s" % (option, tag, hint(tag, known_tags)))
     return out

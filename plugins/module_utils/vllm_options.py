@@ -14,27 +14,16 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import typos
+from ansible_collections.llmhost.vllm.plugins.module_utils import typos, wishes
 
 
 # Options the plan and the unit own; a user who passes them through vllm_service_extra_args
-# would contradict the plan (or put a secret in argv), so they are refused there.
-OWNED = {
-    "--host": "vllm_service_host",
-    "--port": "vllm_service_base_port",
-    "--tensor-parallel-size": "vllm_service_tensor_parallel_size",
-    "-tp": "vllm_service_tensor_parallel_size",
-    "--max-model-len": "vllm_service_max_model_len",
-    "--max-num-seqs": "vllm_service_max_num_seqs",
-    "--served-model-name": "vllm_service_served_model_name",
+# would contradict the plan (or put a secret in argv), so they are refused there: those of the plan's wishes
+# (module_utils/wishes.py), and these.
+OWNED = dict(wishes.OWNED_FLAGS, **{
     "--api-key": "vllm_service_api_key (it goes to the 0600 environment file, never argv)",
     "--hf-token": "vllm_service_hf_token (it goes to the 0600 environment file, never argv)",
-    "--quantization": "vllm_service_weight_format",
-    "-q": "vllm_service_weight_format",
-    "--kv-cache-dtype": "vllm_service_kv_cache_dtype",
-    "--enforce-eager": "vllm_service_enforce_eager",
     "--model": "vllm_service_model_path",
-    "--gpu-memory-utilization": "vllm_service_gpu_memory_utilization",
     # ways around the plan: more options from a file, a listener off TCP (the gateway, the checks and Prometheus
     # dial TCP), a dtype the plan chose for the GPUs, parallel sizes and engines it did not plan, a KV budget of
     # its own (a few blocks leave a replica unable to start), SSL the gateway does not speak to the replicas
@@ -57,7 +46,7 @@ OWNED = {
     "-pcp": "vllm_service_tensor_parallel_size (context parallel is not planned)",
     "--decode-context-parallel-size": "vllm_service_tensor_parallel_size (context parallel is not planned)",
     "-dcp": "vllm_service_tensor_parallel_size (context parallel is not planned)",
-}
+})
 # Whole families the plan owns, whatever vLLM adds to them: data parallel (its address, rank, ports, local size; the
 # long forms and their short -dp... ones) runs replicas of its own, beside the plan's.
 OWNED_FAMILIES = (("--data-parallel-", "more replicas (vllm_service_gpus, vllm_service_mode)"),

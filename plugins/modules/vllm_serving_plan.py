@@ -38,72 +38,13 @@ options:
     type: dict
   wishes:
     description:
-      - The user's wishes, the C(vllm_service_*) variables without the prefix; see the role's README.
-      - A wish left out (or null) takes the planner's default, which is the role's default.
+      - The user's wishes, the C(vllm_service_*) variables without the prefix; the role's README lists them.
+      - Their types, defaults, ranges and choices have one home, C(module_utils/wishes.py). The planner checks each
+        wish there and converts it to its type (a whole number given as digits, a boolean word), and refuses a wrong
+        one with the first play's words, naming the C(vllm_service_*) variable.
+      - A wish left out (or null) takes its default, which is the role's default.
     type: dict
     default: {}
-    suboptions:
-      gpus:
-        description: C(all), or a list of GPU indices.
-        type: raw
-      mode:
-        description: Tensor parallel or one replica per GPU group; C(auto) decides.
-        type: str
-        choices: [auto, replicas, tensor_parallel]
-      tensor_parallel_size:
-        description: GPUs per replica; C(0) decides.
-        type: int
-      weight_format:
-        description: C(auto) decides from the GPUs; C(checkpoint) serves a quantized checkpoint as it is.
-        type: str
-        choices: [auto, checkpoint, bf16, fp16, fp8]
-      kv_cache_dtype:
-        description:
-          - The KV cache's value type. C(auto) decides by I(goal) and the budget; C(model) keeps the model's 16-bit type.
-          - C(fp8) halves each token's bytes, and the plan sizes context and batch for twice the tokens.
-        type: str
-        choices: [auto, fp8, model]
-      goal:
-        description:
-          - C(throughput) (most users at once) takes an FP8 KV cache where the 16-bit one binds the batch, on GPUs with
-            FP8 tensor cores and a vLLM it was measured with; C(latency) (the lowest single-stream latency) keeps 16 bits.
-        type: str
-        choices: [throughput, latency]
-      max_model_len:
-        description: Context length; C(0) decides within the KV-cache budget.
-        type: int
-      max_num_seqs:
-        description: Concurrent sequences per replica; C(0) decides within the KV-cache budget.
-        type: int
-      tokens_per_seq:
-        description: Typical prompt plus output tokens, for C(max_num_seqs).
-        type: int
-      gpu_memory_utilization:
-        description: Share of each GPU's memory vLLM may use, 0.1 to 0.98.
-        type: float
-      enforce_eager:
-        description: Turn CUDA graphs off (a debug switch).
-        type: bool
-      numa:
-        description: Bind each replica to its GPU's NUMA node when the GPUs sit on several (C(auto)), or not.
-        type: str
-        choices: [auto, "off"]
-      host:
-        description: Address every replica listens on.
-        type: str
-      base_port:
-        description: Port of the first replica; the next replicas take the following ports.
-        type: int
-      served_model_name:
-        description: Model name clients send; empty means the model folder's name.
-        type: str
-      shutdown_timeout:
-        description: Seconds a replica drains on SIGTERM, where the vLLM version has C(--shutdown-timeout).
-        type: int
-      extra_args:
-        description: More C(vllm serve) options, checked against I(option_table).
-        type: list
-        elements: str
   cluster:
     description:
       - The Ray cluster this host belongs to (C(ray_cluster_group)), when it has one. The plan is then made with
@@ -179,23 +120,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.cluster_plan import host_plan
-from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import WISH_CHOICES, WISHES, PlanError, make_plan
-
-# The wishes' types and choices come from the planner's one table of them (serving_plan.WISHES).
-WISH_TYPES = {name: wish["type"] for name, wish in WISHES.items()}
-
-
-def wish_spec():
-    spec = {}
-    for name, kind in WISH_TYPES.items():
-        spec[name] = dict(type=kind)
-        if name in WISH_CHOICES:
-            spec[name]["choices"] = WISH_CHOICES[name]
-        if kind == "list":
-            spec[name]["elements"] = "str"
-        if name == "tokens_per_seq":
-            spec[name]["no_log"] = False     # a token count, not a secret
-    return spec
+from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError, make_plan
 
 
 def _plan(p, config, wishes):
@@ -213,7 +138,7 @@ def main():
             p2p=dict(type="dict", default={}),
             model_path=dict(type="path", required=True),
             model_config=dict(type="dict"),
-            wishes=dict(type="dict", default={}, options=wish_spec()),
+            wishes=dict(type="dict", default={}),
             cluster=dict(type="dict", options=dict(
                 members=dict(type="list", elements="dict", required=True),
                 this=dict(type="str", required=True),

@@ -18,7 +18,7 @@ import yaml
 
 from ansible_collections.llmhost.vllm.plugins.filter.role_alone_errors import role_alone_errors
 from ansible_collections.llmhost.vllm.plugins.filter.site_input_errors import site_input_errors
-from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs
+from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs, wishes
 from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def edges(kind, low, high):
     return values
 
 
-CASES = [(key, value) for key, (kind, low, high) in sorted(sp.WISH_RANGES.items()) for value in edges(kind, low, high)]
+CASES = [(key, value) for key, (kind, low, high) in sorted(wishes.WISH_RANGES.items()) for value in edges(kind, low, high)]
 
 
 def _table_words(name, value):
@@ -71,6 +71,41 @@ def test_the_first_play_the_role_alone_and_the_planner_give_one_verdict(rtx4090x
                        for line in said.split("; ")), said
 
 
+# The other wishes, at the edges of their types and choices: the planner checks every wish (wishes.py), so it must
+# refuse, in the same words, what the first play and the role alone refuse, and take what they take.
+def type_edges(key):
+    wish = wishes.WISHES[key]
+    if wish["type"] == "bool":
+        return [True, "yes", "Yes", "yes ", "maybe", 2, "", None]
+    if wish["type"] == "list":
+        return [[], ["--seed", "1"], "--seed 1", {"a": 1}, 7]
+    if "choices" in wish:
+        return [wish["choices"][0], wish["choices"][0].upper(), " " + wish["choices"][-1], "", "none", 1]
+    return []
+
+
+OTHER = [(key, value) for key in sorted(set(wishes.WISHES) - set(wishes.WISH_RANGES)) for value in type_edges(key)]
+
+
+@pytest.mark.parametrize("key,value", OTHER, ids=["%s=%r" % case for case in OTHER])
+def test_the_wishes_types_and_choices_get_one_verdict(rtx4090x2, key, value):
+    name = "vllm_service_" + key
+    site, alone = first_play(name, value), role_alone(name, value)
+    assert site == alone
+    said = planner(key, value, *rtx4090x2)
+    if site:
+        assert all(line in said for line in site), (site, said)
+    else:
+        assert not any(line.startswith(name) and ("must be one of" in line or ": got " in line)
+                       for line in said.split("; ")), said
+
+
+def test_the_type_edges_reach_every_wish_that_has_no_range():
+    typed = {k for k, w in wishes.WISHES.items() if "range" not in w and (w["type"] in ("bool", "list") or "choices" in w)}
+    assert {key for key, _value in OTHER} == typed
+    assert any(first_play("vllm_service_" + k, v) for k, v in OTHER)
+
+
 @functools.lru_cache(maxsize=None)
 def _role_defaults(role):
     return yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {}
@@ -85,7 +120,7 @@ def _kind(role, name):
 # the plan's wishes are taken above, with the planner's verdict too.
 RANGED = [(role, name, _kind(role, name), low, high) for role, table in sorted(role_inputs.TABLES.items())
           for name, (low, high) in sorted(table.get("ranges", {}).items())
-          if role != "vllm_service" or name[len("vllm_service_"):] not in sp.WISH_RANGES]
+          if role != "vllm_service" or name[len("vllm_service_"):] not in wishes.WISH_RANGES]
 EVERY = [(role, name, value) for role, name, kind, low, high in RANGED for value in edges(kind, low, high)]
 
 

@@ -274,10 +274,15 @@ def test_sizes_are_read_as_vllm_reads_them(text, size):
     ({"max_model_len": 262144, "weight_format": "bf16", "kv_cache_dtype": "model"},
      "vllm_service_max_model_len=262144 does not fit"),
     ({"gpus": [0, 2]}, "vllm_service_gpus=[0, 2] names GPU(s) [2]"),
-    ({"weight_format": "int3"}, "vllm_service_weight_format=int3; choose one of"),
+    ({"weight_format": "int3"}, "vllm_service_weight_format must be one of: auto, checkpoint"),
     ({"weight_format": "checkpoint"}, "vllm_service_weight_format=checkpoint, but the model has no quantization_config"),
-    ({"mode": "sharded"}, "vllm_service_mode=sharded; choose one of auto, replicas, tensor_parallel"),
-    ({"kv_cache_dtype": "fp8_e5m2"}, "vllm_service_kv_cache_dtype=fp8_e5m2; choose one of auto, fp8"),
+    ({"mode": "sharded"}, "vllm_service_mode must be one of: auto, replicas, tensor_parallel; got 'sharded'"),
+    ({"kv_cache_dtype": "fp8_e5m2"}, "vllm_service_kv_cache_dtype must be one of: auto, fp8, model; got 'fp8_e5m2'"),
+    ({"enforce_eager": "maybe"}, "vllm_service_enforce_eager: got 'maybe' (a string); needs true or false"),
+    ({"max_num_seqs": "6.5"}, "vllm_service_max_num_seqs: got '6.5' (a string); needs a whole number"),
+    ({"extra_args": "--seed 7"}, "vllm_service_extra_args must be a list, got str '--seed 7'"),
+    ({"enforce_eager": None}, "vllm_service_enforce_eager: got None (null); needs true or false"),
+    ({"tokens_per_sequence": 100}, "wishes: tokens_per_sequence is not a wish of the plan (did you mean tokens_per_seq?)"),
     ({"gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization=1.5 must be a number from 0.1 to 0.98"),
     # the last step: ports that exist, and arguments the unit carries as they are
     ({"base_port": 65535}, "vllm_service_base_port=65535 with 2 replica(s) puts the last one on port 65536"),
@@ -393,41 +398,59 @@ def test_extra_args_go_after_the_plans_options_on_every_replica_and_the_model_pa
     assert all(r["options"][-2:] == ["--seed", "7"] and "/srv/models/ab" not in r["options"] for r in p["replicas"])
 
 
-def test_the_wishes_allowed_values_have_one_home():
-    """The module's argument spec takes its choices from the planner; the role's argument_specs and the
-    module's documentation must say the same, and the role passes exactly the wishes the module declares."""
+def test_the_wishes_have_one_home_that_the_role_and_the_module_read():
+    """module_utils/wishes.py is the wishes' one home: the role's argument_specs, defaults and README table are written
+    from it (tests/unit/test_wish_docs.py), the module declares no wish of its own (it takes a plain mapping and the
+    planner checks it), and the role's preflight names no wish (filter plan_wishes picks them by the table)."""
     import yaml
+    from ansible_collections.llmhost.vllm.plugins.module_utils import wishes
     from ansible_collections.llmhost.vllm.plugins.modules import vllm_serving_plan as mod
-    spec = mod.wish_spec()
-    assert {k: v["choices"] for k, v in spec.items() if "choices" in v} == sp.WISH_CHOICES
-    assert set(spec) == set(sp.DEFAULT_WISHES) - {"model_path"}
-    doc = yaml.safe_load(mod.DOCUMENTATION)["options"]["wishes"]["suboptions"]
-    assert {k: doc[k]["choices"] for k in doc if "choices" in doc[k]} == sp.WISH_CHOICES
-    assert {k: doc[k]["type"] for k in doc} == mod.WISH_TYPES
-    role = ROOT / "roles" / "vllm_service"
-    argspec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
-    for key, allowed in sp.WISH_CHOICES.items():
-        assert argspec["vllm_service_" + key]["choices"] == allowed, key
-    task = [t for t in yaml.safe_load((role / "tasks" / "preflight.yml").read_text())
-            if "llmhost.vllm.vllm_serving_plan" in t][0]
-    assert set(task["llmhost.vllm.vllm_serving_plan"]["wishes"]) == set(spec)
+    doc = yaml.safe_load(mod.DOCUMENTATION)["options"]["wishes"]
+    assert doc["type"] == "dict" and "suboptions" not in doc and not hasattr(mod, "WISH_TYPES")
+    preflight = (ROOT / "roles" / "vllm_service" / "tasks" / "preflight.yml").read_text()
+    task = [t for t in yaml.safe_load(preflight) if "llmhost.vllm.vllm_serving_plan" in t][0]
+    assert "llmhost.vllm.plan_wishes" in task["llmhost.vllm.vllm_serving_plan"]["wishes"]
+    assert not [k for k in wishes.WISHES if "vllm_service_%s " % k in preflight or "vllm_service_%s}" % k in preflight]
+    defaults = yaml.safe_load((ROOT / "roles" / "vllm_service" / "defaults" / "main.yml").read_text())
+    assert {k: defaults["vllm_service_" + k] for k in wishes.WISHES} == {k: w["default"] for k, w in wishes.WISHES.items()}
 
 
-def test_the_planners_defaults_and_types_are_the_roles():
-    """The planner's one table of the wishes (serving_plan.WISHES: type, default, range or choices) says what the
-    role's defaults/main.yml and argument_specs say, so that no value means two things; the planner's defaults (for
-    callers that pass no wish), ranges and choices, and the module's types, are views of it."""
-    import yaml
-    from ansible_collections.llmhost.vllm.plugins.modules import vllm_serving_plan as mod
-    role = ROOT / "roles" / "vllm_service"
-    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
-    argspec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
-    assert dict(sp.DEFAULT_WISHES) == {k: defaults["vllm_service_" + k] for k in sp.DEFAULT_WISHES}
-    assert set(sp.WISHES) | {"model_path"} == set(sp.DEFAULT_WISHES) and set(mod.WISH_TYPES) == set(sp.WISHES)
-    assert mod.WISH_TYPES == {k: argspec["vllm_service_" + k]["type"] for k in mod.WISH_TYPES}
-    low, high = sp.UTILIZATION_RANGE
-    assert argspec["vllm_service_gpu_memory_utilization"]["type"] == "float" and low < defaults[
-        "vllm_service_gpu_memory_utilization"] < high
+@pytest.mark.parametrize("given,typed", [
+    ({"max_num_seqs": "64"}, {"max_num_seqs": 64}),                    # digits from -e
+    ({"gpu_memory_utilization": "0.8"}, {"gpu_memory_utilization": 0.8}),
+    ({"enforce_eager": "yes"}, {"enforce_eager": True}),
+    ({"extra_args": ["--seed", 7]}, {"extra_args": ["--seed", "7"]}),
+    ({"gpus": [0], "max_num_seqs": None}, {"gpus": [0], "max_num_seqs": 0}),   # null: the default
+])
+def test_the_planner_converts_each_wish_as_the_first_play_reads_it(given, typed):
+    w = sp.typed_wishes(given)
+    assert {k: w[k] for k in typed} == typed and w["tokens_per_seq"] == 2048
+
+
+def test_a_wish_the_plan_passes_as_it_is_is_one_row_of_the_table(rtx4090x2, monkeypatch):
+    """The table's `pass` rows reach the argv with no code of their own, and extra_args may not set them."""
+    from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options, wishes
+    rows = {"swap_space": {"type": "int", "default": 0, "range": (0, 1024), "flags": ["--swap-space"], "pass": True,
+                           "doc": "GiB of CPU swap per GPU."},
+            "disable_log_stats": {"type": "bool", "default": False, "flags": ["--disable-log-stats"], "pass": True,
+                                  "doc": "No periodic stats in the log."}}
+    monkeypatch.setattr(wishes, "WISHES", dict(wishes.WISHES, **rows))
+    monkeypatch.setattr(wishes, "DEFAULT_WISHES", dict(wishes.DEFAULT_WISHES, swap_space=0, disable_log_stats=False))
+    gpus, p2p = rtx4090x2
+    opts = plan(gpus, p2p, QWEN25_3B, version="0.6.3", swap_space="8", disable_log_stats=True)["replicas"][0]["options"]
+    assert opts[-3:] == ["--swap-space", "8", "--disable-log-stats"]
+    assert "--swap-space" not in plan(gpus, p2p, QWEN25_3B, version="0.6.3")["replicas"][0]["options"]
+    with pytest.raises(sp.PlanError, match="vllm_service_swap_space=2000 must be a number from 0 to 1024"):
+        plan(gpus, p2p, QWEN25_3B, version="0.6.3", swap_space=2000)
+    monkeypatch.setattr(vllm_options, "OWNED", dict(vllm_options.OWNED, **{"--swap-space": "vllm_service_swap_space"}))
+    with pytest.raises(sp.PlanError, match="vllm_service_swap_space"):
+        plan(gpus, p2p, QWEN25_3B, version="0.6.3", extra_args=["--swap-space", "4"])
+
+
+def test_every_option_a_wish_owns_is_refused_in_extra_args():
+    from ansible_collections.llmhost.vllm.plugins.module_utils import vllm_options, wishes
+    assert {flag: vllm_options.owner(flag) for flag in wishes.OWNED_FLAGS} == wishes.OWNED_FLAGS
+    assert vllm_options.owner("--max-num-seqs") == "vllm_service_max_num_seqs"
 
 
 # Layout by what each choice serves (module_utils/layouts.py), on the public 2x4090 facts.
@@ -520,7 +543,7 @@ def test_the_link_comes_from_the_facts_and_an_unknown_one_is_said_so(rtx4090x2):
 
 @pytest.mark.parametrize("value", [0.05, 0.0999, 0.1, 0.5, 0.98, 0.9801, 1.0])
 def test_the_first_play_and_the_plan_give_one_verdict_on_the_memory_share(rtx4090x2, value):
-    """One range (serving_plan.UTILIZATION_RANGE): 0.05 was let through by the first play (0.01 to 1) and refused
+    """One range (wishes.UTILIZATION_RANGE): 0.05 was let through by the first play (0.01 to 1) and refused
     only by the plan, after kernel, driver, vLLM and model had changed the host."""
     from ansible_collections.llmhost.vllm.plugins.module_utils import role_inputs, value_checks
     name = "vllm_service_gpu_memory_utilization"

@@ -34,13 +34,13 @@ def test_role_shaped_wishes_are_converted_and_planned(capsys):
 
 
 @pytest.mark.parametrize("wishes,words", [
-    ({"mode": "sharded"}, "value of mode must be one of: auto, replicas, tensor_parallel, got: sharded"),
-    ({"weight_format": "int3"}, "value of weight_format must be one of: auto, checkpoint, bf16, fp16, fp8"),
-    ({"kv_cache_dtype": "fp16"}, "value of kv_cache_dtype must be one of: auto, fp8, model, got: fp16"),
-    ({"max_num_seqs": "many"}, "max_num_seqs"),
-    ({"tokens_per_sequence": 100}, "Unsupported parameters"),
+    ({"mode": "sharded"}, "vllm_service_mode must be one of: auto, replicas, tensor_parallel; got 'sharded'"),
+    ({"weight_format": "int3"}, "vllm_service_weight_format must be one of: auto, checkpoint, bf16, fp16, fp8"),
+    ({"kv_cache_dtype": "fp16"}, "vllm_service_kv_cache_dtype must be one of: auto, fp8, model; got 'fp16'"),
+    ({"max_num_seqs": "many"}, "vllm_service_max_num_seqs: got 'many' (a string); needs a whole number"),
+    ({"tokens_per_sequence": 100}, "tokens_per_sequence is not a wish of the plan (did you mean tokens_per_seq?)"),
 ])
-def test_bad_wishes_are_refused_by_the_spec(capsys, wishes, words):
+def test_bad_wishes_are_refused_by_the_planner_in_the_first_play_s_words(capsys, wishes, words):
     out = run(wishes, capsys)
     assert out["failed"] and words in out["msg"]
 
