@@ -79,31 +79,9 @@ servers:
   sample: [{url: "http://127.0.0.1:8000", health_seconds: 0.0, models: [qwen], completion: " Yes"}]
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from ansible_collections.llmhost.vllm.plugins.module_utils.http_fetch import make_fetch
 from ansible_collections.llmhost.vllm.plugins.module_utils.vllm_ready import check_server
-
-
-def make_fetch(api_key, request_timeout):
-    """fetch(method, url, body) -> (status, text) over Ansible's HTTP client; status 0 when nothing answered."""
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = "Bearer " + api_key
-
-    def fetch(method, url, body):
-        data = json.dumps(body) if body is not None else None
-        try:
-            response = open_url(url, method=method, data=data, headers=headers, timeout=request_timeout,
-                                use_proxy=False, follow_redirects="none")
-            return response.getcode(), response.read().decode("utf-8", "replace")
-        except HTTPError as err:
-            return err.code, err.read().decode("utf-8", "replace") if err.fp else ""
-        except (URLError, OSError, ValueError) as err:
-            return 0, str(err)
-    return fetch
 
 
 def main():
