@@ -16,7 +16,10 @@ import json
 import math
 import re
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.module_utils.six.moves.urllib.parse import urlencode
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import input_types, value_checks
 
 # Qwen's byte-fallback tokens, printed when the tokenizer chain breaks (the seed's mojibake: <0x00><0x01> in place
 # of Chinese characters), and the replacement character a broken decode leaves.
@@ -146,6 +149,11 @@ def score(prompts, answers):
 
 
 # The SLO half: what Prometheus measured on the canary and on the old replicas over the soak window.
+
+def instance(url):
+    """Prometheus' instance label of a replica: its host:port, as vllm_service lists it for scraping."""
+    return url.split("://", 1)[-1].split("/", 1)[0]
+
 
 def _matcher(instances):
     return 'instance=~"%s"' % "|".join(re.escape(i) for i in instances)
@@ -311,3 +319,56 @@ def prometheus_errors(responses):
     """The queries Prometheus did not answer, in one line each: a canary is not judged on figures it lacks."""
     return ["%s: %s" % (name, r.get("error", "no data")) for name, r in sorted(responses.items())
             if r.get("status") != "success"]
+
+
+# The first play's refusals of the canary's settings (playbooks/upgrade_model.yml).
+
+NUMBERS = {  # variable: (type, low, high)
+    "upgrade_model_canary_percent": ("int", 1, 50),
+    "upgrade_model_canary_score_tolerance": ("float", 0, 1),
+    "upgrade_model_canary_max_error_rate_increase": ("float", 0, 1),
+    "upgrade_model_canary_max_ttft_ratio": ("float", 1, 100),
+}
+_DURATION = re.compile(r"([0-9]+)(ms|s|m|h)\Z")
+
+
+def duration_seconds(text):
+    """Seconds of a Prometheus duration such as 15s, 1m or 500ms (None when it is not one)."""
+    found = _DURATION.match(str(text).strip())
+    if not found:
+        return None
+    return int(found.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[found.group(2)]
+
+
+def _number_errors(v):
+    out = []
+    for name, (kind, low, high) in sorted(NUMBERS.items()):
+        problem = input_types.problem(name, v.get(name), {"type": kind})
+        out += [problem] if problem else value_checks.range_errors({name: [v.get(name), low, high]})
+    return out
+
+
+def canary_wanted(setting, replicas):
+    """Whether the stage runs: upgrade_model_canary true, or auto with two replicas or more."""
+    return str(setting).lower() != "auto" and boolean(setting, strict=False) or (
+        str(setting).lower() == "auto" and replicas >= 2)
+
+
+def input_errors(v, replicas, scrape_interval):
+    """The canary's settings the first play refuses, each naming its variable and what it may be."""
+    setting = v.get("upgrade_model_canary")
+    if str(setting).lower() != "auto" and input_types.problem("upgrade_model_canary", setting, {"type": "bool"}):
+        return ["upgrade_model_canary must be auto (on with two replicas or more), true or false; got %r" % (setting,)]
+    if not canary_wanted(setting, replicas):
+        return []
+    out = _number_errors(v)
+    soak, scrape = v.get("upgrade_model_canary_soak_seconds"), duration_seconds(scrape_interval) or 15
+    problem = input_types.problem("upgrade_model_canary_soak_seconds", soak, {"type": "int"})
+    out += [problem] if problem else [e + " (at least two of Prometheus' scrape intervals, monitoring_scrape_interval=%s)"
+                                      % scrape_interval for e in value_checks.range_errors(
+                                          {"upgrade_model_canary_soak_seconds": [soak, int(math.ceil(2 * scrape)), 86400]})]
+    if replicas < 2:
+        out.append("upgrade_model_canary=true needs two replicas or more on the host (it serves %d): the canary is "
+                   "compared with a replica of the old model; set upgrade_model_canary=false to swap without it"
+                   % replicas)
+    return out

@@ -12,9 +12,9 @@ description:
   - The evidence of a model upgrade's canary stage, gathered on the host where the replicas listen.
   - Sends each prompt of O(prompts) as one completion with greedy decoding (temperature 0) to the canary and to a
     replica of the old model, directly at their own ports, and returns what each answered.
-  - Asks Prometheus (O(prometheus_url)) each instant query of O(queries) (C(module_utils/canary.py)'s
-    C(slo_queries), which asks for the requests, the 5xx answers and the P95 time to first token of each group over
-    the soak window).
+  - Asks Prometheus (O(prometheus_url)) for the requests, the 5xx answers and the P95 time to first token of the canary
+    and of the old replicas (O(old_urls), all of them) over the last O(window_s) seconds (C(module_utils/canary.py)'s
+    C(slo_queries)). Prometheus knows each replica by its C(host:port), as vllm_service lists it for scraping.
   - Judges nothing; the filter C(canary_verdict) decides from what it returns.
 options:
   prompts:
@@ -26,9 +26,10 @@ options:
     description: The canary replica's base URL, such as C(http://127.0.0.1:8000).
     type: str
     required: true
-  old_url:
-    description: A replica of the old model.
-    type: str
+  old_urls:
+    description: The replicas of the old model; the first is asked the prompts.
+    type: list
+    elements: str
     required: true
   model:
     description: The served model name both answer to.
@@ -42,10 +43,14 @@ options:
     description: Prometheus' base URL; empty asks nothing.
     type: str
     default: ""
-  queries:
-    description: Name to PromQL instant query.
+  metrics:
+    description: The metric names, C(http_requests) (vLLM's HTTP counter) and C(ttft) (its time-to-first-token histogram).
     type: dict
-    default: {}
+    default: {http_requests: http_requests_total, ttft: "vllm:time_to_first_token_seconds"}
+  window_s:
+    description: The window, in seconds up to now, Prometheus' figures cover (the soak).
+    type: int
+    default: 120
   request_timeout:
     description: Seconds one HTTP request may take.
     type: int
@@ -65,11 +70,11 @@ EXAMPLES = r"""
   llmhost.vllm.canary_probe:
     prompts: "{{ lookup('ansible.builtin.file', 'files/canary-prompts.yml') | from_yaml }}"
     canary_url: http://127.0.0.1:8000
-    old_url: http://127.0.0.1:8001
+    old_urls: [http://127.0.0.1:8001]
     model: qwen
     api_key: "{{ vllm_service_api_key }}"
     prometheus_url: http://127.0.0.1:9090
-    queries: {canary_ttft_p95: 'histogram_quantile(0.95, sum by (le) (increase(vllm:time_to_first_token_seconds_bucket{instance="127.0.0.1:8000"}[120s])))'}
+    window_s: 120
   no_log: true
   register: evidence
 """
@@ -96,11 +101,13 @@ def main():
         argument_spec=dict(
             prompts=dict(type="list", elements="dict", required=True),
             canary_url=dict(type="str", required=True),
-            old_url=dict(type="str", required=True),
+            old_urls=dict(type="list", elements="str", required=True),
             model=dict(type="str", required=True),
             api_key=dict(type="str", default="", no_log=True),
             prometheus_url=dict(type="str", default=""),
-            queries=dict(type="dict", default={}),
+            metrics=dict(type="dict", default={"http_requests": "http_requests_total",
+                                               "ttft": "vllm:time_to_first_token_seconds"}),
+            window_s=dict(type="int", default=120),
             request_timeout=dict(type="int", default=120),
         ),
         supports_check_mode=True,
@@ -110,9 +117,11 @@ def main():
     if errors:
         module.fail_json(msg="; ".join(errors))
     replicas = make_fetch(p["api_key"], p["request_timeout"])
-    answers = {group: canary.ask_prompts(replicas, p[group + "_url"], p["model"], p["prompts"])
-               for group in ("canary", "old")}
-    responses = canary.ask_prometheus(make_fetch("", p["request_timeout"]), p["prometheus_url"], p["queries"]) \
+    answers = {"canary": canary.ask_prompts(replicas, p["canary_url"], p["model"], p["prompts"]),
+               "old": canary.ask_prompts(replicas, p["old_urls"][0], p["model"], p["prompts"])}
+    queries = canary.slo_queries(p["metrics"], p["window_s"], canary.instance(p["canary_url"]),
+                                 [canary.instance(u) for u in p["old_urls"]])
+    responses = canary.ask_prometheus(make_fetch("", p["request_timeout"]), p["prometheus_url"], queries) \
         if p["prometheus_url"] else {}
     module.exit_json(changed=False, answers=answers, responses=responses)
 

@@ -3,6 +3,7 @@ does (one of them in byte tokens, as the seed's broken tokenizer chain did) and 
 queries as its /api/v1/query does. What it gathers goes through the filter canary_verdict, as the playbook's does."""
 import http.server
 import json
+import re
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -49,7 +50,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         state = self.server.state
         query = parse_qs(urlparse(self.path).query)["query"][0]
         state["queries"].append(query)
-        group = "canary" if '127\\.0\\.0\\.1:8000"' in query else "old"
+        group = "canary" if 'instance=~"%s"' % re.escape(self.server.state["canary"]) in query else "old"
         kind = "errors" if 'status="5xx"' in query else "ttft" if "histogram_quantile" in query else "requests"
         value = state["figures"][group][kind]
         result = [] if value is None else [{"metric": {}, "value": [1765000000.0, str(value)]}]
@@ -68,6 +69,7 @@ def servers():
     figures = {"canary": {"requests": 40, "errors": 0, "ttft": 0.12}, "old": {"requests": 360, "errors": 0, "ttft": 0.1}}
     made = {"canary": serve({"answers": GOOD.get}), "old": serve({"answers": GOOD.get}),
             "prometheus": serve({"figures": figures})}
+    made["prometheus"].state["canary"] = canary.instance(url(made["canary"]))
     yield made
     for httpd in made.values():
         httpd.shutdown()
@@ -79,11 +81,9 @@ def url(httpd):
 
 
 def probe(run_main, servers):
-    queries = canary.slo_queries({"http_requests": "http_requests_total", "ttft": "vllm:time_to_first_token_seconds"},
-                                 60, "127.0.0.1:8000", ["127.0.0.1:8001"])
     return run_main(canary_probe.main, {"prompts": PROMPTS, "canary_url": url(servers["canary"]),
-                                        "old_url": url(servers["old"]), "model": "qwen", "api_key": "k",
-                                        "prometheus_url": url(servers["prometheus"]), "queries": queries,
+                                        "old_urls": [url(servers["old"])], "model": "qwen", "api_key": "k",
+                                        "prometheus_url": url(servers["prometheus"]), "window_s": 60,
                                         "request_timeout": 5})
 
 
@@ -117,16 +117,15 @@ def test_a_replica_that_refuses_the_key_fails_every_check_and_a_silent_prometheu
     servers["prometheus"].shutdown()
     servers["prometheus"].server_close()
     result = run_main(canary_probe.main, {"prompts": PROMPTS[:1], "canary_url": url(servers["canary"]),
-                                          "old_url": url(servers["old"]), "model": "qwen", "api_key": "wrong",
-                                          "prometheus_url": url(servers["prometheus"]),
-                                          "queries": {"canary_requests": "up"}, "request_timeout": 2})
+                                          "old_urls": [url(servers["old"])], "model": "qwen", "api_key": "wrong",
+                                          "prometheus_url": url(servers["prometheus"]), "request_timeout": 2})
     assert result["answers"]["canary"]["zh-capital"]["error"].startswith("HTTP 401")
     assert result["responses"]["canary_requests"]["status"] == "error"
     verdict = canary_verdict(result, PROMPTS[:1], LIMITS, CONTEXT)
-    assert verdict["decision"] == "rollback" and verdict["why"].startswith("Prometheus did not answer: canary_requests")
+    assert verdict["decision"] == "rollback" and verdict["why"].startswith("Prometheus did not answer: canary_errors: HTTP no answer")
 
 
 def test_a_bad_prompt_set_is_refused_by_name(run_main, servers):
     result = run_main(canary_probe.main, {"prompts": [{"name": "a", "prompt": "p", "checks": []}], "canary_url": "x",
-                                          "old_url": "y", "model": "qwen"})
+                                          "old_urls": ["y"], "model": "qwen"})
     assert result["failed"] and "prompts prompt 1 (a): needs a list of checks" in result["msg"]

@@ -159,3 +159,41 @@ def test_a_rollback_says_only_the_failed_rules_and_the_report_shows_both_sides()
         in report
     assert "| en | `contains` | FAIL no answer: HTTP 500 | pass contains 'Paris' |" in report
     assert "| 5xx answers | 10.000 | 0.000 |" in report and "- FAIL errors: 10.00% of the canary's" in report
+
+
+SETTINGS = {"upgrade_model_canary": "auto", "upgrade_model_canary_percent": 10,
+            "upgrade_model_canary_soak_seconds": 120, "upgrade_model_canary_score_tolerance": 0.0,
+            "upgrade_model_canary_max_error_rate_increase": 0.01, "upgrade_model_canary_max_ttft_ratio": 1.5}
+
+
+@pytest.mark.parametrize("change,replicas,words", [
+    ({"upgrade_model_canary_percent": 0}, 2, "upgrade_model_canary_percent=0 must be a number from 1 to 50"),
+    ({"upgrade_model_canary_percent": 51}, 2, "upgrade_model_canary_percent=51 must be a number from 1 to 50"),
+    ({"upgrade_model_canary_percent": 10.5}, 2, "upgrade_model_canary_percent: got 10.5 (a number); needs a whole"),
+    ({"upgrade_model_canary_soak_seconds": 29}, 2,
+     "upgrade_model_canary_soak_seconds=29 must be a number from 30 to 86400 (at least two of Prometheus' scrape "
+     "intervals, monitoring_scrape_interval=15s)"),
+    ({"upgrade_model_canary_max_ttft_ratio": float("nan")}, 2, "upgrade_model_canary_max_ttft_ratio: got nan"),
+    ({"upgrade_model_canary_max_ttft_ratio": "inf"}, 2, "upgrade_model_canary_max_ttft_ratio: got 'inf'"),
+    ({"upgrade_model_canary_score_tolerance": -0.1}, 2, "upgrade_model_canary_score_tolerance=-0.1 must be a number"),
+    ({"upgrade_model_canary_max_error_rate_increase": "x"}, 2, "upgrade_model_canary_max_error_rate_increase: got 'x'"),
+    ({"upgrade_model_canary": True}, 1, "upgrade_model_canary=true needs two replicas or more on the host (it "
+                                        "serves 1)"),
+    ({"upgrade_model_canary": "maybe"}, 2, "upgrade_model_canary must be auto (on with two replicas or more), true"),
+])
+def test_the_first_play_refuses_bad_canary_settings_by_name(change, replicas, words):
+    errors = canary.input_errors(dict(SETTINGS, **change), replicas, "15s")
+    assert any(words in e for e in errors), errors
+
+
+@pytest.mark.parametrize("setting,replicas,on", [("auto", 2, True), ("auto", 1, False), (True, 3, True),
+                                                 ("false", 2, False), (False, 1, False), ("yes", 2, True)])
+def test_the_canary_runs_when_asked_or_with_two_replicas(setting, replicas, on):
+    assert canary.canary_wanted(setting, replicas) is on
+
+
+def test_settings_that_stay_off_are_not_judged_and_good_ones_pass():
+    assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_percent=99), 1, "15s") == []
+    assert canary.input_errors(SETTINGS, 2, "15s") == []
+    assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_soak_seconds=10), 2, "5s") == []
+    assert canary.duration_seconds("1m") == 60 and canary.duration_seconds("soon") is None
