@@ -51,8 +51,10 @@ def wish_errors(given):
     for key, wish in wishes.WISHES.items():
         name, value = wishes.PREFIX + key, given.get(key)
         problem = input_types.problem(name, value, wishes.spec(key))
-        if problem or value is None:
-            out += [problem] if problem else []
+        if problem:
+            out.append(problem)
+        elif value is None:     # left out: its default
+            continue
         elif "range" in wish:
             out += value_checks.range_errors({name: [value] + list(wish["range"])})
         elif wish["type"] == "list":
@@ -61,9 +63,9 @@ def wish_errors(given):
 
 
 def typed_wishes(given):
-    """The wishes with their defaults (for those left out or null), checked, then as their types, converted by Ansible's own validator as the
-    first play's type check reads them: digits ("64", from `-e`) become a whole number, a boolean word a boolean,
-    a list's items strings. The plan's one type check; it refuses with the first play's words."""
+    """The wishes with their defaults (for those left out or null), checked, then converted to their types by
+    Ansible's own validator, as the first play's type check reads them: digits ("64", from `-e`) become a whole
+    number, a boolean word a boolean, a list's items strings. The plan's one type check, in the first play's words."""
     w = dict(wishes.DEFAULT_WISHES, **(given or {}))
     errors = ["wishes: %s is not a wish of the plan%s" % (k, typos.hint(k, wishes.WISHES))
               for k in sorted(set(w) - set(wishes.DEFAULT_WISHES))]
@@ -78,8 +80,8 @@ def typed_wishes(given):
 class _Plan:
     """What the steps share: the wishes, the model's shape, the option table, and what was decided so far."""
 
-    def __init__(self, wishes, config, table):
-        self.w = typed_wishes(wishes)
+    def __init__(self, asked, config, table):
+        self.w = typed_wishes(asked)
         self.shape = model_shape(config)
         self.table = table
         self.kv_value_bytes = 2

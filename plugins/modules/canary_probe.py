@@ -35,10 +35,6 @@ options:
     description: The served model name both answer to.
     type: str
     required: true
-  api_key:
-    description: Sent as a bearer token to the replicas when they want one.
-    type: str
-    default: ""
   prometheus_url:
     description: Prometheus' base URL; empty asks nothing.
     type: str
@@ -51,17 +47,9 @@ options:
     description: The window, in seconds up to now, Prometheus' figures cover (the soak).
     type: int
     default: 120
-  request_timeout:
-    description: Seconds one HTTP request may take.
-    type: int
-    default: 120
-attributes:
-  check_mode:
-    support: full
-    description: Only asks; in check mode as in a real run.
-  diff_mode:
-    support: none
-    description: Changes nothing.
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
+  - llmhost.vllm.replica_client
 author: llmhost.vllm maintainers (@llmhost)
 """
 

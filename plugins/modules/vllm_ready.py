@@ -25,25 +25,13 @@ options:
     description: The served model name (C(--served-model-name)) that C(/v1/models) must list and the completion asks for.
     type: str
     required: true
-  api_key:
-    description: Sent as a bearer token (C(Authorization) header) to C(/v1/models) and C(/v1/completions) when the servers want one.
-    type: str
-    default: ""
   timeout:
     description: Seconds each server has to answer C(/health) with 200.
     type: int
     default: 1200
-  request_timeout:
-    description: Seconds one HTTP request may take (the completion compiles kernels on a first request).
-    type: int
-    default: 120
-attributes:
-  check_mode:
-    support: full
-    description: Only asks; in check mode as in a real run.
-  diff_mode:
-    support: none
-    description: Changes nothing.
+extends_documentation_fragment:
+  - llmhost.vllm.read_only
+  - llmhost.vllm.replica_client
 author: llmhost.vllm maintainers (@llmhost)
 """
 
