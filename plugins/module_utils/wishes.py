@@ -98,7 +98,6 @@ WISHES = {
 PREFIX = "vllm_service_"
 # Views of the table, for what reads one facet.
 WISH_RANGES = {k: (w["type"],) + tuple(w["range"]) for k, w in WISHES.items() if "range" in w}
-WISH_CHOICES = {k: w["choices"] for k, w in WISHES.items() if "choices" in w}
 DEFAULT_WISHES = dict({k: w["default"] for k, w in WISHES.items()}, model_path="")
 # The `vllm serve` options each wish owns: option -> its variable.
 OWNED_FLAGS = {flag: PREFIX + k for k, w in WISHES.items() for flag in w.get("flags", ())}
