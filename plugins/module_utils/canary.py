@@ -234,11 +234,21 @@ def ttft_rule(figures, max_ratio):
                  "upgrade_model_canary_max_ttft_ratio=%s)" % (canary, old, old * max_ratio, max_ratio))
 
 
-def decide(canary_score, old_score, figures, limits):
-    """Promote when every rule passes, else roll back; with each rule's verdict and reason, in order."""
+def prometheus_rule(responses):
+    """Prometheus must have answered every query: a canary is not judged on figures it lacks."""
+    missing = prometheus_errors(responses)
+    return _rule("prometheus", responses and not missing,
+                 "Prometheus answered every query" if responses and not missing
+                 else "Prometheus did not answer: %s" % ("; ".join(missing) or "it was not asked"))
+
+
+def decide(canary_score, old_score, figures, limits, asked=None):
+    """Promote when every rule passes, else roll back; with each rule's verdict and reason, in order. ``asked``:
+    Prometheus' answers, when the verdict should also hold it to having answered (prometheus_rule)."""
     rules = [answers_rule(canary_score, old_score, limits["score_tolerance"]),
              errors_rule(figures, limits["max_error_rate_increase"]),
              ttft_rule(figures, limits["max_ttft_ratio"])]
+    rules += [prometheus_rule(asked)] if asked is not None else []
     failed = [r for r in rules if not r["passed"]]
     return {"decision": "rollback" if failed else "promote", "rules": rules,
             "why": "; ".join(r["reason"] for r in (failed or rules))}
@@ -248,7 +258,7 @@ def judge(prompts, answers, responses, limits):
     """The whole verdict from the raw evidence: each replica group's scored answers, the SLO figures, the decision."""
     scores = {group: score(prompts, answers.get(group) or {}) for group in ("canary", "old")}
     figures = slo_figures(responses)
-    result = decide(scores["canary"]["score"], scores["old"]["score"], figures, limits)
+    result = decide(scores["canary"]["score"], scores["old"]["score"], figures, limits, asked=responses)
     return dict(result, scores=scores, figures=figures)
 
 

@@ -122,7 +122,7 @@ def test_a_replica_that_refuses_the_key_fails_every_check_and_a_silent_prometheu
     assert result["answers"]["canary"]["zh-capital"]["error"].startswith("HTTP 401")
     assert result["responses"]["canary_requests"]["status"] == "error"
     verdict = canary_verdict(result, PROMPTS[:1], LIMITS, CONTEXT)
-    assert verdict["decision"] == "rollback" and verdict["why"].startswith("Prometheus did not answer: canary_errors: HTTP no answer")
+    assert verdict["decision"] == "rollback" and "Prometheus did not answer: canary_errors: HTTP no answer" in verdict["why"]
 
 
 def test_a_bad_prompt_set_is_refused_by_name(run_main, servers):

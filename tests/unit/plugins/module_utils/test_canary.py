@@ -197,3 +197,13 @@ def test_settings_that_stay_off_are_not_judged_and_good_ones_pass():
     assert canary.input_errors(SETTINGS, 2, "15s") == []
     assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_soak_seconds=10), 2, "5s") == []
     assert canary.duration_seconds("1m") == 60 and canary.duration_seconds("soon") is None
+
+
+def test_figures_prometheus_did_not_give_roll_the_canary_back():
+    answers = {"canary": {"en": {"text": "Paris"}}, "old": {"en": {"text": "Paris"}}}
+    assert canary.judge(PROMPTS[1:], answers, responses(), LIMITS)["decision"] == "promote"
+    unasked = canary.judge(PROMPTS[1:], answers, {}, LIMITS)
+    assert unasked["decision"] == "rollback" and "Prometheus did not answer: it was not asked" in unasked["why"]
+    failed = dict(responses(), old_errors={"status": "error", "error": "HTTP 503: down"})
+    assert "Prometheus did not answer: old_errors: HTTP 503: down" in canary.judge(PROMPTS[1:], answers, failed,
+                                                                                   LIMITS)["why"]
