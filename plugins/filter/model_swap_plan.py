@@ -36,6 +36,10 @@ options:
     description: I(model_local_path) when the source is local; empty otherwise.
     type: str
     default: ""
+  rollback:
+    description: I(model_rollback) - the model wanted is the one kept from before, whatever I(origin) says.
+    type: bool
+    default: false
 author: llmhost.vllm maintainers (@llmhost)
 """
 
@@ -47,7 +51,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(errors) (sentences), C(fetch), C(restore).
+  description: C(errors) (sentences), C(fetch), C(restore), and C(origin), the source the manifests will record
+    (the one kept from before's under I(rollback)).
   type: dict
 """
 
@@ -55,8 +60,8 @@ from ansible_collections.llmhost.vllm.plugins.module_utils.model_check import sw
 from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import plain
 
 
-def model_swap_plan(seen, dest, origin, keep_previous, local_path=""):
-    return swap_plan(plain(seen), str(dest), str(origin), bool(keep_previous), str(local_path) or None)
+def model_swap_plan(seen, dest, origin, keep_previous, local_path="", rollback=False):
+    return swap_plan(plain(seen), str(dest), str(origin), bool(keep_previous), str(local_path) or None, bool(rollback))
 
 
 class FilterModule:

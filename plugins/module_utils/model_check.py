@@ -176,16 +176,23 @@ def local_source_errors(seen, local_path):
             "absolute path of a model folder." % local_path]
 
 
-def swap_plan(seen, dest, origin, keep_previous, local_path=None):
+def swap_plan(seen, dest, origin, keep_previous, local_path=None, rollback=False):
     """What the model role does with ``dest`` (path_info's answer in ``seen``): ``errors`` (a local source that is not
     a model folder; folders there that are not the collection's, which it must neither replace nor remove),
-    ``fetch`` (another model wanted), ``restore`` (the one wanted is the one kept from before: renames, no download).
-    ``origin`` is the source the manifests record (repo@revision, or the local folder)."""
-    errors = local_source_errors(seen, local_path) if local_path is not None else []
+    ``fetch`` (another model wanted), ``restore`` (the one wanted is the one kept from before: renames, no download),
+    and ``origin``, the source the manifests record (repo@revision, or the local folder). ``rollback``: the model
+    wanted is the one kept from before, whatever ``origin`` says (model_rollback)."""
+    errors = local_source_errors(seen, local_path) if local_path is not None and not rollback else []
     foreign = foreign_folders(seen, dest)
     if foreign:
         errors.append("%s without %s, so not a model this collection put there; nothing replaces or removes it. Move "
                       "it away, or set model_name or model_store to another folder." % (" and ".join(foreign), MANIFEST))
+    if rollback:
+        origin = _source_of(seen, dest + ".previous/" + MANIFEST)
+        if origin is None:
+            errors.append("model_rollback=true: no model is kept from before (%s.previous with its %s); nothing to "
+                          "roll back to" % (dest, MANIFEST))
+            return {"errors": errors, "fetch": False, "restore": False, "origin": None}
     elsewhere = _source_of(seen, dest + "/" + MANIFEST) != origin
-    back = bool(keep_previous) and _source_of(seen, dest + ".previous/" + MANIFEST) == origin
-    return {"errors": errors, "fetch": elsewhere and not back, "restore": elsewhere and back}
+    back = (bool(keep_previous) or rollback) and _source_of(seen, dest + ".previous/" + MANIFEST) == origin
+    return {"errors": errors, "fetch": elsewhere and not back, "restore": elsewhere and back, "origin": origin}

@@ -53,6 +53,9 @@ def _vllm_service_extra(v):
     gpus = v["vllm_service_gpus"]
     if gpus != "all":
         out += value_checks.list_errors({"vllm_service_gpus": gpus}, ints=["vllm_service_gpus"])
+    only = v["vllm_service_restart_only"]
+    if isinstance(only, list) and not all(re.match(r"[0-9]+\Z", str(name)) for name in only):
+        out.append("vllm_service_restart_only=%s must name replicas as the plan does (0, 1, ...)" % only)
     env = v["vllm_service_env"]
     if not isinstance(env, dict):
         return out + ["vllm_service_env must be a dict"]
@@ -122,6 +125,7 @@ def _gateway_extra(v):
     out += _fleet_group_errors(v["gateway_backends_group"], v.get("groups") or {})
     # the sentences name a client, never its key
     upstream_key = v["gateway_upstream_api_key"] or v.get("vllm_service_api_key") or ""
+    out += gateway.weight_errors(v["gateway_backend_weights"])
     return out + gateway.client_errors(v["gateway_clients"], upstream_key=str(upstream_key))
 
 
@@ -306,7 +310,7 @@ TABLES = {
         "names": {"vllm_service_host": ("host", False), "vllm_service_advertise_address": ("host", True),
                   "vllm_service_served_model_name": ("arg", True), "vllm_service_user": ("user", True),
                   "vllm_service_after": ("unit", False), "vllm_service_unit_name": ("unit_prefix", False)},
-        "lists": {"vllm_service_after": True, "vllm_service_extra_args": False},
+        "lists": {"vllm_service_after": True, "vllm_service_extra_args": False, "vllm_service_restart_only": True},
         "paths": {"names": ["vllm_service_config_dir", "vllm_service_cache_dir", "vllm_service_model_path",
                             "vllm_service_venv"],
                   "optional": ["vllm_service_model_path", "vllm_service_venv"]},
@@ -325,7 +329,7 @@ TABLES = {
                   "optional": ["gateway_tls_certificate", "gateway_tls_key"]},
         "extra": _gateway_extra,
         "also": ["gateway_nginx_repo_url", "gateway_nginx_repo_key_url", "gateway_backends_group", "gateway_clients",
-                 "gateway_upstream_api_key"],
+                 "gateway_upstream_api_key", "gateway_backend_weights"],
         # read by the role's validate beside its own: the inventory's groups, vllm_service's key ("" without it)
         "given": ["groups", "vllm_service_api_key"],
     },

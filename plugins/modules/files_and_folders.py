@@ -143,8 +143,12 @@ checksum:
   description: SHA-1 of the new content, as C(ansible.builtin.copy) returns it.
   returned: with O(path)
   type: str
+previous_checksum:
+  description: SHA-1 of the content the file held before (null when it did not exist).
+  returned: with O(path)
+  type: str
 files:
-  description: With O(files), each file's RV(path), RV(content_changed), RV(checksum) and C(changed), in order.
+  description: With O(files), each file's RV(path), RV(content_changed), RV(checksum), RV(previous_checksum) and C(changed), in order.
   returned: with O(files)
   type: list
   elements: dict
@@ -231,7 +235,8 @@ def settle(module, params):
         current = read_current(path)
     except ValueError as err:
         module.fail_json(msg=str(err))
-    result = {"path": path, "checksum": hashlib.sha1(data).hexdigest(), "content_changed": current != data}
+    result = {"path": path, "checksum": hashlib.sha1(data).hexdigest(), "content_changed": current != data,
+              "previous_checksum": hashlib.sha1(current).hexdigest() if current is not None else None}
     diff = {"before_header": path, "after_header": path}
     if result["content_changed"]:
         diff.update(before=(current or b"").decode("utf-8", "replace"), after=data.decode("utf-8", "replace"))

@@ -1,6 +1,7 @@
 """The gateway's clients: every bad one named, and no sentence ever quotes a key."""
 import pytest
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import gateway
 from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import client_errors, nginx_repo_errors, nginx_source
 
 KEY_A = "alice-key-0123456789abcdef"
@@ -178,3 +179,22 @@ def test_a_gateway_needs_a_plan_behind_it_and_one_upstream_for_its_group(change,
     from ansible_collections.llmhost.vllm.plugins.module_utils.gateway import upstream_errors
     got = upstream_errors(dict(UPSTREAM, **change))
     assert len(got) == len(words) and all(w in g for w, g in zip(words, got)), got
+
+
+@pytest.mark.parametrize("weights, words", [
+    ({}, []),
+    ({"127.0.0.1:8000": 1, "127.0.0.1:8001": 1000, "[::1]:8002": 9, "gpu-box.lan:8000": 2}, []),
+    ({"127.0.0.1:8000": 0}, ["gateway_backend_weights[127.0.0.1:8000]=0 must be a whole number from 1 to 1000"]),
+    ({"127.0.0.1:8000": 1001}, ["must be a whole number from 1 to 1000"]),
+    ({"127.0.0.1:8000": "9"}, ["must be a whole number"]),
+    ({"127.0.0.1:8000": True}, ["must be a whole number"]),
+    ({"127.0.0.1:8000": 2.5}, ["must be a whole number"]),
+    ({"127.0.0.1": 9}, ["'127.0.0.1' is not a replica's host:port"]),
+    ({"127.0.0.1:8000; down": 9}, ["is not a replica's host:port"]),
+    (["127.0.0.1:8000"], ["gateway_backend_weights must be a mapping"]),
+])
+def test_weight_errors(weights, words):
+    errors = gateway.weight_errors(weights)
+    assert len(errors) == len(words), errors
+    for error, word in zip(errors, words):
+        assert word in error

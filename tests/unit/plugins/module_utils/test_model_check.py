@@ -54,3 +54,27 @@ def test_the_swap_plan_fetches_restores_or_keeps_and_refuses_what_is_not_ours(ch
     got = model_check.swap_plan(dict(OURS, **change), D, WANT, keep, local)
     assert (got["fetch"], got["restore"]) == (fetch, restore)
     assert len(got["errors"]) == len(errors) and all(g.startswith(e) for e, g in zip(errors, got["errors"])), got
+
+
+OLD = "Qwen/Qwen3-4B@" + "b" * 40
+
+
+@pytest.mark.parametrize("change, restore, origin, errors", [
+    # the canary rolled back: the model kept from before comes back, whatever model_revision (WANT) says
+    ({D + "/" + model_check.MANIFEST: manifest(WANT), D + ".previous/" + model_check.MANIFEST: manifest(OLD)},
+     True, OLD, []),
+    # kept from before is what is in place already: nothing to do
+    ({D + "/" + model_check.MANIFEST: manifest(OLD), D + ".previous/" + model_check.MANIFEST: manifest(OLD)},
+     False, OLD, []),
+    # nothing kept: refused by name, nothing fetched
+    ({D + "/" + model_check.MANIFEST: manifest(WANT), D + ".previous": {"exists": False},
+      D + ".previous/" + model_check.MANIFEST: {"exists": False}}, False, None, ["model_rollback=true: no model is kept"]),
+])
+def test_a_rollback_puts_back_the_model_kept_from_before(change, restore, origin, errors):
+    got = model_check.swap_plan(dict(OURS, **change), D, WANT, False, None, rollback=True)
+    assert (got["fetch"], got["restore"], got["origin"]) == (False, restore, origin)
+    assert len(got["errors"]) == len(errors) and all(g.startswith(e) for e, g in zip(errors, got["errors"])), got
+
+
+def test_without_a_rollback_the_origin_is_the_one_asked_for():
+    assert model_check.swap_plan(OURS, D, WANT, True)["origin"] == WANT
