@@ -156,17 +156,21 @@ def instance(url):
 
 
 def _matcher(instances):
-    return 'instance=~"%s"' % "|".join(re.escape(i) for i in instances)
+    """A PromQL label matcher for the instances: a regular expression inside a double-quoted PromQL string, where a
+    backslash is itself escaped (Prometheus refuses "127\\.0" as an unknown escape sequence)."""
+    return 'instance=~"%s"' % "|".join(re.escape(i).replace("\\", "\\\\") for i in instances)
 
 
 def slo_queries(metrics, window_s, canary, old):
     """PromQL for each group (``canary``: its instance; ``old``: theirs), over the last ``window_s`` seconds:
     requests to the API and those answered 5xx (vLLM's HTTP counter, where its version exports one), and the P95
-    time to first token from vLLM's own histogram."""
+    time to first token from vLLM's own histogram. The API's requests are its POSTs: vLLM 0.25 labels every route
+    handler="none" (its instrumentator cannot name FastAPI's lazily included routers; seen on a running 0.25), and
+    its GETs are health checks and listings."""
     out = {}
     for group, instances in (("canary", [canary]), ("old", list(old))):
         where = '%s, llmhost_target="vllm"' % _matcher(instances)
-        api = '%s, handler=~"/v1/.*"' % where
+        api = '%s, method="POST"' % where
         out[group + "_requests"] = 'sum(increase(%s{%s}[%ds]))' % (metrics["http_requests"], api, window_s)
         out[group + "_errors"] = 'sum(increase(%s{%s, status="5xx"}[%ds]))' % (metrics["http_requests"], api, window_s)
         out[group + "_ttft_p95"] = ('histogram_quantile(0.95, sum by (le) (increase(%s_bucket{%s}[%ds])))'
@@ -189,7 +193,8 @@ def slo_figures(responses):
     out = {}
     for group in ("canary", "old"):
         requests, errors = _value(responses.get(group + "_requests")), _value(responses.get(group + "_errors"))
-        out[group] = {"requests": requests, "errors": errors if requests is not None else None,
+        # no 5xx series yet is no 5xx answer: sum() over nothing answers an empty result
+        out[group] = {"requests": requests, "errors": (errors or 0.0) if requests is not None else None,
                       "error_rate": (errors or 0.0) / requests if requests else None,
                       "ttft_p95_s": _value(responses.get(group + "_ttft_p95"))}
     return out
@@ -381,4 +386,15 @@ def input_errors(v, replicas, scrape_interval):
         out.append("upgrade_model_canary=true needs two replicas or more on the host (it serves %d): the canary is "
                    "compared with a replica of the old model; set upgrade_model_canary=false to swap without it"
                    % replicas)
-    return out
+    return out + _prometheus_url_errors(v.get("upgrade_model_canary_prometheus_url"))
+
+
+_HTTP_URL = re.compile(r"https?://[^\s/?#]+/?\Z")
+
+
+def _prometheus_url_errors(url):
+    if url is None or _HTTP_URL.match(str(url)):
+        return []
+    return ["upgrade_model_canary_prometheus_url=%r must be the http(s)://host:port of the Prometheus that scrapes the "
+            "replicas (empty: the monitoring role's, with monitoring_prometheus=managed); the canary's SLO figures come "
+            "from it" % (url,)]

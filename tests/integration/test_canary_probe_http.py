@@ -50,7 +50,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         state = self.server.state
         query = parse_qs(urlparse(self.path).query)["query"][0]
         state["queries"].append(query)
-        group = "canary" if 'instance=~"%s"' % re.escape(self.server.state["canary"]) in query else "old"
+        group = "canary" if 'instance=~"%s"' % re.escape(self.server.state["canary"]).replace("\\", "\\\\") in query else "old"
         kind = "errors" if 'status="5xx"' in query else "ttft" if "histogram_quantile" in query else "requests"
         value = state["figures"][group][kind]
         result = [] if value is None else [{"metric": {}, "value": [1765000000.0, str(value)]}]

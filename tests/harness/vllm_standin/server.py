@@ -21,7 +21,13 @@ needs strictness:
     per rank (tensor parallel x pipeline parallel) in a placement group through Ray's real API, runs one task
     in each bundle and logs where each ran; a cluster that cannot place them stops it (exit 4). The GPUs are
     the ones the nodes declare to Ray (no GPU here); the group is held while it serves, as vLLM holds it;
-It generates no text: completions return a fixed string."""
+  - from vLLM 0.11 on (the version whose api_server.py mounts prometheus-fastapi-instrumentator, read in its source)
+    /metrics also counts the API's answers as that instrumentator does: http_requests_total{handler, method, status}
+    with the status grouped (2xx, 4xx, 5xx);
+It generates no text: completions return a fixed string, or, where the served folder's generation_config.json (or
+that of the model it was quantized from) says "llmhost_test_answers": "byte_tokens", Qwen's byte-fallback tokens in
+place of Chinese characters (the seed's mojibake), so that a test can give one revision of its model a broken
+tokenizer chain. Both are the stand-in's, and labelled so in every answer's id."""
 import argparse
 import json
 import os
@@ -73,6 +79,47 @@ class State:
     # every *_seconds histogram gets each completion's latency: [bucket counts], sum, count
     buckets = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
     observed = []
+    http = {}  # (handler, method, status group): answers, as prometheus-fastapi-instrumentator counts them
+
+
+# The answer of a model whose tokenizer chain broke: "北京" as Qwen's byte-fallback tokens.
+BYTE_TOKENS = "<0xE5><0x8C><0x97><0xE4><0xBA><0xAC>"
+
+
+def test_answers(model_dir):
+    """The answers a test set for this model folder (or for the one it was quantized from): "byte_tokens" or ""."""
+    for folder in (model_dir, _quantized_from(model_dir)):
+        try:
+            with open(os.path.join(folder or "", "generation_config.json")) as f:
+                return str(json.load(f).get("llmhost_test_answers", ""))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return ""
+
+
+def _quantized_from(model_dir):
+    try:
+        with open(os.path.join(model_dir, "llmhost-quantize.json")) as f:
+            return json.load(f).get("source")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def counts_http():
+    """Whether this version's API server exports http_requests_total (from vLLM 0.11 on)."""
+    try:
+        return tuple(int(p) for p in VERSION.split(".")[:2]) >= (0, 11)
+    except ValueError:
+        return False
+
+
+def http_text():
+    with State.lock:
+        seen = sorted(State.http.items())
+    lines = ["# HELP http_requests_total Total number of requests by method, status and handler.",
+             "# TYPE http_requests_total counter"]
+    lines += ['http_requests_total{handler="%s",method="%s",status="%s"} %d' % (h, m, st, n) for (h, m, st), n in seen]
+    return "\n".join(lines) + "\n"
 
 
 def _histogram(name, label):
@@ -102,7 +149,7 @@ def metric_text(names):
             out.append("# HELP %s stand-in counter\n# TYPE %s counter\n%s{%s} %d" % (total, total, total, label, value))
             continue
         out.append("# HELP %s stand-in value\n# TYPE %s gauge\n%s{%s} 0" % (name, name, name, label))
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + (http_text() if counts_http() else "")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -111,7 +158,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # vLLM logs requests only when asked; so does the stand-in
         pass
 
+    def _count(self, code):
+        if self.path.startswith("/v1/"):
+            key = (self.path.split("?", 1)[0], self.command, "%dxx" % (code // 100))
+            with State.lock:
+                State.http[key] = State.http.get(key, 0) + 1
+
     def _send(self, code, body, ctype="application/json"):
+        self._count(code)
         data = body if isinstance(body, bytes) else (json.dumps(body) if ctype == "application/json" else body).encode()
         self.send_response(code)
         self.send_header("Content-Type", ctype)
@@ -124,6 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         vocabulary every VLLM_STANDIN_TOKEN_SECONDS, so that a client's tokenizer counts one token each),
         HTTP/1.1 chunked, then the usage chunk when the request asked for it (stream_options.include_usage),
         ending with `data: [DONE]`."""
+        self._count(200)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -192,7 +247,7 @@ class Handler(BaseHTTPRequestHandler):
                 State.counters["prompt_tokens"] += len(str(body.get("prompt", body.get("messages", ""))).split())
                 State.counters["generation_tokens"] += n
                 State.counters["request_success"] += 1
-            text = "stand-in completion"
+            text = BYTE_TOKENS if ANSWERS == "byte_tokens" else "stand-in completion"
             if body.get("stream"):
                 wants_usage = (body.get("stream_options") or {}).get("include_usage")
                 usage = {"prompt_tokens": len(str(body.get("prompt", "")).split()), "completion_tokens": n}
@@ -273,7 +328,7 @@ def ray_placement(args):
 
 
 def main(argv=None):
-    global ARGS, SERVED, METRICS
+    global ARGS, SERVED, METRICS, ANSWERS
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "serve":
         print("vllm (stand-in %s): only `vllm serve` exists here" % VERSION, file=sys.stderr)
@@ -285,6 +340,9 @@ def main(argv=None):
         print("stand-in: no config.json in %s" % ARGS.model_tag, file=sys.stderr)
         return 1
     SERVED = ARGS.served_model_name or [ARGS.model_tag]
+    ANSWERS = test_answers(ARGS.model_tag)
+    if ANSWERS:
+        print("INFO stand-in: answers as the test set for this model: %s" % ANSWERS, flush=True)
     WORDS[:] = vocabulary_words(ARGS.model_tag)
     with open(os.path.join(HERE, "metric-names.txt")) as f:
         METRICS = [line.strip() for line in f if line.strip().startswith("vllm:")]
@@ -352,6 +410,7 @@ def vocabulary_words(model_dir, count=64):
 
 
 ARGS = SERVED = METRICS = None
+ANSWERS = ""
 WORDS = ["tok"]
 PLACED = []
 

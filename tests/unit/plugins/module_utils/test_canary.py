@@ -114,9 +114,9 @@ def responses(canary_req=100, canary_err=0, old_req=900, old_err=0, canary_ttft=
 def test_the_queries_name_the_groups_instances_and_the_window():
     q = canary.slo_queries({"http_requests": "http_requests_total", "ttft": "vllm:time_to_first_token_seconds"}, 120,
                            "127.0.0.1:8000", ["127.0.0.1:8001", "127.0.0.1:8002"])
-    assert q["canary_errors"] == ('sum(increase(http_requests_total{instance=~"127\\.0\\.0\\.1:8000", '
-                                  'llmhost_target="vllm", handler=~"/v1/.*", status="5xx"}[120s]))')
-    assert 'instance=~"127\\.0\\.0\\.1:8001|127\\.0\\.0\\.1:8002"' in q["old_ttft_p95"]
+    assert q["canary_errors"] == ('sum(increase(http_requests_total{instance=~"127\\\\.0\\\\.0\\\\.1:8000", '
+                                  'llmhost_target="vllm", method="POST", status="5xx"}[120s]))')
+    assert 'instance=~"127\\\\.0\\\\.0\\\\.1:8001|127\\\\.0\\\\.0\\\\.1:8002"' in q["old_ttft_p95"]
     assert q["old_ttft_p95"].startswith("histogram_quantile(0.95, sum by (le) (increase(vllm:time_to_first_token")
 
 
@@ -130,6 +130,8 @@ def test_the_queries_name_the_groups_instances_and_the_window():
     (responses(canary_req=None, old_req=None), "promote", "not measured: this vLLM exports no HTTP status counter"),
     (responses(old_ttft=None), "promote", "none measured on the old replicas to compare with"),
     (dict(responses(), canary_ttft_p95=prom("NaN")), "rollback", "no first token of the canary was measured"),
+    # no 5xx series at all (no answer was ever 5xx): sum() over nothing answers an empty result, read as 0
+    (responses(canary_err=None, old_err=None), "promote", "0.00% of the canary's 100 requests failed (5xx)"),
 ])
 def test_the_slo_rules_decide_on_the_figures(evidence, decision, words):
     figures = canary.slo_figures(evidence)
@@ -180,6 +182,9 @@ SETTINGS = {"upgrade_model_canary": "auto", "upgrade_model_canary_percent": 10,
     ({"upgrade_model_canary": True}, 1, "upgrade_model_canary=true needs two replicas or more on the host (it "
                                         "serves 1)"),
     ({"upgrade_model_canary": "maybe"}, 2, "upgrade_model_canary must be auto (on with two replicas or more), true"),
+    ({"upgrade_model_canary_prometheus_url": ""}, 2, "upgrade_model_canary_prometheus_url='' must be the http(s)://"),
+    ({"upgrade_model_canary_prometheus_url": "127.0.0.1:9090"}, 2, "upgrade_model_canary_prometheus_url='127.0.0.1"),
+    ({"upgrade_model_canary_prometheus_url": "http://127.0.0.1:9090/graph"}, 2, "must be the http(s)://host:port"),
 ])
 def test_the_first_play_refuses_bad_canary_settings_by_name(change, replicas, words):
     errors = canary.input_errors(dict(SETTINGS, **change), replicas, "15s")
@@ -195,6 +200,7 @@ def test_the_canary_runs_when_asked_or_with_two_replicas(setting, replicas, on):
 def test_settings_that_stay_off_are_not_judged_and_good_ones_pass():
     assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_percent=99), 1, "15s") == []
     assert canary.input_errors(SETTINGS, 2, "15s") == []
+    assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_prometheus_url="http://[::1]:9090"), 2, "15s") == []
     assert canary.input_errors(dict(SETTINGS, upgrade_model_canary_soak_seconds=10), 2, "5s") == []
     assert canary.duration_seconds("1m") == 60 and canary.duration_seconds("soon") is None
 
@@ -207,3 +213,21 @@ def test_figures_prometheus_did_not_give_roll_the_canary_back():
     failed = dict(responses(), old_errors={"status": "error", "error": "HTTP 503: down"})
     assert "Prometheus did not answer: old_errors: HTTP 503: down" in canary.judge(PROMPTS[1:], answers, failed,
                                                                                    LIMITS)["why"]
+
+
+def test_the_first_play_reads_the_prompt_set_and_names_what_is_wrong():
+    from ansible_collections.llmhost.vllm.plugins.filter.canary_settings import canary_settings
+    good = (Path(__file__).resolve().parents[4] / "playbooks" / "files" / "canary-prompts.yml").read_text()
+    on = canary_settings(dict(SETTINGS, upgrade_model_canary_prometheus_url="http://127.0.0.1:9090"), 2, "15s", good,
+                         "canary-prompts.yml")
+    assert on["wanted"] and on["errors"] == [] and len(on["prompts"]) == 5
+    assert on["limits"] == {"score_tolerance": 0.0, "max_error_rate_increase": 0.01, "max_ttft_ratio": 1.5}
+    off = {"wanted": False, "errors": [], "prompts": [], "limits": {}}
+    assert canary_settings(SETTINGS, 1, "15s", "", "x.yml") == off
+    words = {"": "upgrade_model_canary_prompts=mine.yml cannot be read on the controller, or is empty",
+             "- [": "upgrade_model_canary_prompts=mine.yml is not YAML",
+             "- {name: a, prompt: hi, checks: [{contains: x}, {lenght: [1, 2]}]}":
+             "upgrade_model_canary_prompts=mine.yml prompt 1 (a) check 2: a check is one of contains"}
+    for text, word in words.items():
+        errors = canary_settings(SETTINGS, 2, "15s", text, "mine.yml")["errors"]
+        assert len(errors) == 1 and errors[0].startswith(word), errors
