@@ -1,0 +1,124 @@
+"""module_utils/tune.py: the tuning candidates the planner makes around its own choice on the design card's box
+(public 2x4090 facts), and the choice rule on the real vLLM 0.25 runs measured on a 4090's budget
+(tests/fixtures/bench/vllm-0.25.0-h200-4090budget)."""
+import json
+from pathlib import Path
+
+import pytest
+import shapes
+
+from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp
+from ansible_collections.llmhost.vllm.plugins.module_utils import tune
+
+ROOT = Path(__file__).resolve().parents[4]
+TABLE = json.loads((ROOT / "roles" / "vllm_service" / "files" / "vllm-options" / "0.33.0.json").read_text())
+RUNS = ROOT / "tests" / "fixtures" / "bench" / "vllm-0.25.0-h200-4090budget"
+BASE = {"model_path": "/srv/models/m", "served_model_name": "qwen"}
+
+
+def planner(gpus, p2p, config):
+    return lambda wishes: sp.make_plan(gpus, p2p, config, wishes, TABLE)
+
+
+def test_the_candidates_around_the_plan_on_two_4090s(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus, p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    kept, dropped = tune.candidates(plan_for, BASE, plan, len(gpus), limit=10)
+    names = [c["name"] for c in kept]
+    assert names[0] == "plan" and kept[0]["plan"] == plan
+    assert {"seqs_half", "batched_2048", "batched_8192", "tensor_parallel"} <= set(names) | set(dropped), (names, dropped)
+    by = dict((c["name"], c) for c in kept)
+    half = by["seqs_half"]["plan"]
+    assert half["max_num_seqs"] == plan["max_num_seqs"] // 2 and "half the planner's" in by["seqs_half"]["reason"]
+    assert by["batched_2048"]["plan"]["replicas"][0]["options"][-2:] == ["--max-num-batched-tokens", "2048"]
+    other_kv = "kv_model" if plan["kv_cache_dtype"] == "fp8" else "kv_fp8"
+    assert by[other_kv]["plan"]["kv_cache_dtype"] != plan["kv_cache_dtype"]
+    if "tensor_parallel" in by:
+        assert by["tensor_parallel"]["plan"]["mode"] == "tensor_parallel"
+    for c in kept:
+        assert c["reason"]
+
+
+def test_the_limit_keeps_the_plan_first_and_says_what_it_left_out(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus, p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    kept, dropped = tune.candidates(plan_for, BASE, plan, len(gpus), limit=2)
+    assert [c["name"] for c in kept] == ["plan", "seqs_half"]
+    assert dropped["batched_2048"] == "beyond tune_max_candidates=2"
+
+
+def test_what_the_planner_refuses_is_dropped_in_its_words(rtx4090x2):
+    """On one 4090 there is no other layout to try, and a user's candidate asking for an option the plan owns is
+    refused by the planner, by name."""
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus[:1], p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    mine = [{"name": "mine", "extra_args": ["--max-num-seqs", "8"]}]
+    kept, dropped = tune.candidates(plan_for, BASE, plan, 1, limit=10, added=mine)
+    assert "tensor_parallel" not in [c["name"] for c in kept] + list(dropped)  # one GPU: no other layout
+    assert dropped["mine"].startswith("the planner refuses it:") and "--max-num-seqs" in dropped["mine"]
+
+
+def test_a_neighbour_that_plans_the_same_servers_is_dropped(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus, p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    same = [{"name": "again", "wishes": {"max_num_seqs": plan["max_num_seqs"]}}]
+    kept, dropped = tune.candidates(plan_for, BASE, plan, len(gpus), limit=10, added=same)
+    assert dropped["again"] == "the same servers as plan"
+
+
+def _runs(phase="mixed_c128"):
+    return dict((run.name, json.loads((run / ("%s.json" % phase)).read_text())) for run in sorted(RUNS.iterdir())
+                if run.is_dir())
+
+
+def test_on_the_measured_runs_the_fp8_cache_wins_under_a_10_s_slo():
+    """What a person reading those files picks: plan_kvfp8 has the most tokens a second (7801) and the lowest P95
+    TTFT (7207 ms); the plain plan misses a 10 s SLO (10635 ms)."""
+    got = tune.choose(_runs(), "throughput", 10000, incumbent="plan")
+    assert got["winner"] == "plan_kvfp8"
+    assert got["out"] == {"plan": "P95 TTFT 10635 ms, above tune_slo_p95_ttft_ms=10000"}
+    assert got["ranked"] == ["plan_kvfp8", "plan_mbt8192", "plan_graphs56", "defaults"]
+    assert got["why"] == ("plan_kvfp8: 7801 tokens/s at P95 TTFT 7207 ms, 1.40x the throughput of the planner's choice "
+                          "(plan); runner-up plan_mbt8192")
+
+
+def test_a_tighter_slo_leaves_none_and_the_plan_stays():
+    got = tune.choose(_runs(), "throughput", 7000)
+    assert got["winner"] is None and len(got["out"]) == 5
+    assert got["why"] == "no candidate met the goal; the planner's own choice stays"
+
+
+def test_the_latency_goal_with_a_throughput_floor():
+    got = tune.choose(_runs(), "latency", 0, floor=6300, incumbent="plan_mbt8192")
+    assert got["winner"] == "plan_kvfp8" and set(got["out"]) == {"defaults", "plan", "plan_graphs56"}
+    assert "0.80x the P95 TTFT of the planner's choice (plan_mbt8192)" in got["why"]
+
+
+@pytest.mark.parametrize("result,reason", [
+    ({"error": "the server did not start: exit 1"}, "the server did not start: exit 1"),
+    (None, "no result"),
+    ({"output_throughput": 100.0}, "the benchmark's result lacks 'p95_ttft_ms'"),
+    ({"output_throughput": "nan", "p95_ttft_ms": 5}, "the benchmark's figures are not finite"),
+    ({"output_throughput": 9e9, "p95_ttft_ms": 1, "failed": 3}, "3 of its requests failed"),
+])
+def test_a_candidate_that_errs_or_loses_requests_is_out(result, reason):
+    got = tune.choose(dict(_runs(), broken=result), "throughput", 10000)
+    assert got["out"]["broken"] == reason and got["winner"] == "plan_kvfp8"
+
+
+def test_the_models_people_run_get_their_own_neighbours(rtx4090x2):
+    """Qwen2.5-32B AWQ is tensor parallel on two 4090s, so its neighbour is a replica per GPU (which the planner
+    allows, at 2 sequences each); Qwen3-30B-A3B's replicas are refused by the planner, which says why."""
+    gpus, p2p = rtx4090x2
+    awq = planner(gpus, p2p, shapes.QWEN25_32B_AWQ)
+    kept, _dropped = tune.candidates(awq, BASE, awq(dict(BASE)), len(gpus), limit=10)
+    by = dict((c["name"], c["plan"]) for c in kept)
+    assert by["plan"]["mode"] == "tensor_parallel" and by["replicas"]["mode"] == "replicas"
+    moe = planner(gpus, p2p, shapes.QWEN3_30B_A3B)
+    kept, dropped = tune.candidates(moe, BASE, moe(dict(BASE)), len(gpus), limit=10)
+    assert dropped["replicas"].startswith("the planner refuses it: vllm_service_mode=replicas: one GPU")
+    assert "kv_model" in [c["name"] for c in kept]
