@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import math
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import input_types, value_checks, vllm_options
 from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError
 
 GOALS = ("throughput", "latency")
@@ -159,3 +160,76 @@ def _why(winner, ranked, figures, goal, incumbent):
     elif winner == incumbent:
         said += ": the planner's own choice is the best measured"
     return said + ("; runner-up %s" % ranked[1] if len(ranked) > 1 else "")
+
+
+# The first play's refusals of the tuning's settings, each naming its variable and what it may be.
+
+SETTINGS = {  # variable: (argument spec option, low, high; None: no bound)
+    "tune_goal": ({"type": "str", "choices": list(GOALS)}, None, None),
+    "tune_slo_p95_ttft_ms": ({"type": "float"}, 1, 3600000),
+    "tune_throughput_floor": ({"type": "float"}, 0, None),
+    "tune_max_candidates": ({"type": "int"}, 1, 32),
+    "tune_allow_downtime": ({"type": "bool"}, None, None),
+}
+WORKLOAD_KEYS = ("input_len", "output_len", "concurrency")
+
+
+def _setting_errors(v):
+    out = []
+    for name, (option, low, high) in sorted(SETTINGS.items()):
+        wrong = input_types.problem(name, v.get(name), option)
+        if wrong or low is None:
+            out += [wrong] if wrong else []
+            continue
+        number = float(v.get(name))
+        if not math.isfinite(number) or number < low or (high is not None and number > high):
+            out.append("%s=%s must be a finite number from %s%s" % (
+                name, v.get(name), low, " up" if high is None else " to %s" % high))
+    return out
+
+
+def _workload_errors(workload):
+    if workload in (None, {}):
+        return []
+    if not isinstance(workload, dict) or sorted(workload) != sorted(WORKLOAD_KEYS):
+        return ["tune_workload must be a mapping of exactly %s (whole numbers from 1), or empty for the benchmark "
+                "role's phases; got %r" % (", ".join(WORKLOAD_KEYS), workload)]
+    return ["tune_workload.%s=%r must be a whole number from 1" % (k, workload[k]) for k in WORKLOAD_KEYS
+            if isinstance(workload[k], bool) or not isinstance(workload[k], int) or workload[k] < 1]
+
+
+def _added_errors(added):
+    if not isinstance(added, list):
+        return ["tune_candidates must be a list of candidates (name, wishes, extra_args); got %r" % (added,)]
+    out = []
+    for n, one in enumerate(added):
+        where = "tune_candidates[%d]" % n
+        if not isinstance(one, dict) or set(one) - {"name", "wishes", "extra_args"} or not one.get("name"):
+            out.append("%s must be a mapping with a name, and wishes and extra_args if any; got %r" % (where, one))
+        elif not isinstance(one.get("wishes") or {}, dict) or not isinstance(one.get("extra_args") or [], list):
+            out.append("%s (%s): wishes is a mapping of the plan's wishes, extra_args a list" % (where, one["name"]))
+        else:
+            out += _owned_errors(where, one)
+    names = [one.get("name") for one in added if isinstance(one, dict)]
+    out += ["tune_candidates: the name %s is given twice" % n for n in sorted(set(x for x in names if names.count(x) > 1))]
+    return out + ["tune_candidates: %s is the planner's own candidate's name" % n for n in names if n == "plan"]
+
+
+def _owned_errors(where, one):
+    """An option the plan owns, given in a candidate's extra_args, would contradict the plan's own: it is a wish."""
+    out = []
+    for token in one.get("extra_args") or []:
+        name = vllm_options.split_flag(str(token))[0]
+        why = vllm_options.owner(name) if name.startswith("-") else None
+        if why:
+            out.append("%s (%s): %s is the plan's own option (%s): give it as a wish" % (where, one["name"], name, why))
+    return out
+
+
+def input_errors(v, replicas):
+    """What the first play refuses of ``v`` (the tune_* settings) on a host serving ``replicas`` replicas."""
+    out = _setting_errors(v) + _workload_errors(v.get("tune_workload")) + _added_errors(v.get("tune_candidates", []))
+    if not out and replicas < 2 and not value_checks.is_on(v.get("tune_allow_downtime")):
+        out.append("tune: the host serves %d replica(s): each candidate is served in its place, so nothing answers "
+                   "while one starts; set tune_allow_downtime=true to go ahead" % replicas)
+    return out

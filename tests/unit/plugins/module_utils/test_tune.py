@@ -122,3 +122,37 @@ def test_the_models_people_run_get_their_own_neighbours(rtx4090x2):
     kept, dropped = tune.candidates(moe, BASE, moe(dict(BASE)), len(gpus), limit=10)
     assert dropped["replicas"].startswith("the planner refuses it: vllm_service_mode=replicas: one GPU")
     assert "kv_model" in [c["name"] for c in kept]
+
+
+GOOD = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": 2000, "tune_throughput_floor": 0, "tune_max_candidates": 6,
+        "tune_allow_downtime": False, "tune_workload": {}, "tune_candidates": []}
+
+
+@pytest.mark.parametrize("change,replicas,words", [
+    ({"tune_slo_p95_ttft_ms": 0}, 2, "tune_slo_p95_ttft_ms=0 must be a finite number from 1 to 3600000"),
+    ({"tune_slo_p95_ttft_ms": float("nan")}, 2, "tune_slo_p95_ttft_ms"),
+    ({"tune_slo_p95_ttft_ms": "inf"}, 2, "tune_slo_p95_ttft_ms"),
+    ({"tune_slo_p95_ttft_ms": "fast"}, 2, "tune_slo_p95_ttft_ms: got 'fast'"),
+    ({"tune_goal": "cheap"}, 2, "tune_goal must be one of: throughput, latency; got 'cheap'"),
+    ({"tune_max_candidates": 0}, 2, "tune_max_candidates=0 must be a finite number from 1 to 32"),
+    ({"tune_throughput_floor": -1}, 2, "tune_throughput_floor=-1 must be a finite number from 0 up"),
+    ({"tune_workload": {"input_len": 512, "output_len": 0, "concurrency": 32}}, 2,
+     "tune_workload.output_len=0 must be a whole number from 1"),
+    ({"tune_workload": {"input_len": 512}}, 2, "tune_workload must be a mapping of exactly input_len, output_len"),
+    ({"tune_candidates": [{"name": "a"}, {"name": "a"}]}, 2, "tune_candidates: the name a is given twice"),
+    ({"tune_candidates": [{"name": "plan"}]}, 2, "tune_candidates: plan is the planner's own candidate's name"),
+    ({"tune_candidates": [{"name": "x", "wishes": ["max_num_seqs"]}]}, 2, "tune_candidates[0] (x): wishes is a mapping"),
+    ({"tune_candidates": [{"wishes": {}}]}, 2, "tune_candidates[0] must be a mapping with a name"),
+    ({"tune_candidates": [{"name": "x", "extra_args": ["--max-num-seqs=8"]}]}, 2,
+     "tune_candidates[0] (x): --max-num-seqs is the plan's own option (vllm_service_max_num_seqs): give it as a wish"),
+    ({}, 1, "the host serves 1 replica(s): each candidate is served in its place"),
+])
+def test_the_first_play_refuses_bad_tuning_settings_by_name(change, replicas, words):
+    errors = tune.input_errors(dict(GOOD, **change), replicas)
+    assert any(words in e for e in errors), errors
+
+
+def test_good_settings_pass_and_downtime_is_taken_when_allowed():
+    assert tune.input_errors(GOOD, 2) == []
+    assert tune.input_errors(dict(GOOD, tune_allow_downtime=True), 1) == []
+    assert tune.input_errors(dict(GOOD, tune_workload={"input_len": 512, "output_len": 128, "concurrency": 32}), 2) == []
