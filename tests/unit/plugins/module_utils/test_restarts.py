@@ -43,12 +43,6 @@ def test_restart_plan(what, envs, pending, only, changed_all, changed, now, left
     assert restart_plan(names, envs, pending, only, changed_all, changed) == {"now": now, "pending": left}
 
 
-def test_check_mode_reports_the_same():
-    """In check mode the module reports the content it would write and the one there: the same split."""
-    envs = {"0": wrote("a", "b"), "1": wrote("a", "b")}
-    assert restart_plan(NAMES, envs, {}, ["1"]) == {"now": ["1"], "pending": {"0": "a"}}
-
-
 def test_the_filter_reads_the_environment_files_by_name():
     from ansible_collections.llmhost.vllm.plugins.filter.restart_plan import restart_plan as the_filter
     files = [dict(wrote("u", "u"), path="/etc/systemd/system/vllm@.service"),
