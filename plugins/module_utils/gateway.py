@@ -189,13 +189,14 @@ _ENDPOINT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}\Z")
 
 
 def weight_errors(weights, variable="gateway_backend_weights"):
-    """nginx upstream weights by replica (host:port as vllm_service lists it): whole numbers from 1 to 1000."""
+    """nginx upstream weights by replica (host:port as vllm_service lists it): whole numbers from 0 (out of rotation,
+    nginx's ``down``: tune.yml measures it alone) to 1000."""
     if not isinstance(weights, dict):
         return ["%s must be a mapping of replica (host:port) to a weight, got %r" % (variable, weights)]
     out = []
     for endpoint, weight in sorted(weights.items(), key=lambda kv: str(kv[0])):
         if not _ENDPOINT.match(str(endpoint)):
             out.append("%s: %r is not a replica's host:port" % (variable, endpoint))
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 1000:
-            out.append("%s[%s]=%r must be a whole number from 1 to 1000" % (variable, endpoint, weight))
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 1000:
+            out.append("%s[%s]=%r must be a whole number from 0 (out of rotation) to 1000" % (variable, endpoint, weight))
     return out

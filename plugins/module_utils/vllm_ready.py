@@ -36,21 +36,44 @@ def completion_text(text):
     return choices[0].get("text") or ""
 
 
-def wait_healthy(fetch, base, timeout, interval=1.0, clock=time.monotonic, sleep=time.sleep):
-    """Poll <base>/health until it answers 200; the seconds it took, or None after ``timeout`` seconds."""
+def wait_healthy(fetch, base, timeout, interval=1.0, clock=time.monotonic, sleep=time.sleep, gone=None):
+    """Poll <base>/health until it answers 200; the seconds it took, or None after ``timeout`` seconds. ``gone()``,
+    asked while it does not answer, says why waiting on is pointless (its unit gave up), or None: that reason is
+    returned in place of the seconds."""
     start = clock()
     while True:
         status, _text = fetch("GET", base + "/health", None)
         if status == 200:
             return round(clock() - start, 1)
+        why = gone() if gone else None
+        if why:
+            return why
         if clock() - start + interval > timeout:
             return None
         sleep(interval)
 
 
-def check_server(fetch, base, model, timeout):
+def unit_gone(first, now, unit):
+    """Why a unit will not serve, from ``systemctl show -p ActiveState,Result,NRestarts`` at the wait's start
+    (``first``) and now (each a dict): systemd gave up on it (failed), or it exited twice or more while it was
+    waited for (a server that cannot start with its command line); None otherwise."""
+    if now.get("ActiveState") == "failed":
+        return "%s failed (%s): see journalctl -u %s" % (unit, now.get("Result", "?"), unit)
+    try:
+        exits = int(now.get("NRestarts", 0)) - int(first.get("NRestarts", 0))
+    except ValueError:
+        return None
+    if exits >= 2:
+        return "%s exited %d times while starting (systemd restarted it each time): see journalctl -u %s" % (
+            unit, exits, unit)
+    return None
+
+
+def check_server(fetch, base, model, timeout, gone=None):
     """(problem, facts) for one server: problem is None when it is ready; facts say what was seen."""
-    waited = wait_healthy(fetch, base, timeout)
+    waited = wait_healthy(fetch, base, timeout, gone=gone)
+    if isinstance(waited, str):
+        return "%s/health never answered: %s" % (base, waited), {"url": base}
     if waited is None:
         return "%s/health did not answer 200 within %d s" % (base, timeout), {"url": base}
     status, text = fetch("GET", base + "/v1/models", None)

@@ -29,6 +29,14 @@ options:
     description: Seconds each server has to answer C(/health) with 200.
     type: int
     default: 1200
+  units:
+    description:
+      - The systemd unit behind each URL, in the same order (fewer units than URLs - the rest unwatched).
+      - While a server does not answer, its unit is watched - when systemd has given up on it (C(failed)) or it
+        exited twice or more during the wait, the wait ends at once, naming the unit, instead of lasting O(timeout).
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - llmhost.vllm.read_only
   - llmhost.vllm.replica_client
@@ -69,7 +77,20 @@ servers:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmhost.vllm.plugins.module_utils.http_fetch import make_fetch
-from ansible_collections.llmhost.vllm.plugins.module_utils.vllm_ready import check_server
+from ansible_collections.llmhost.vllm.plugins.module_utils.vllm_ready import check_server, unit_gone
+
+
+def _unit_state(module, unit):
+    rc, out, _err = module.run_command(["systemctl", "show", "-p", "ActiveState,Result,NRestarts", unit])
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line) if rc == 0 else {}
+
+
+def _gone(module, unit):
+    """The unit's watch for wait_healthy (None without a unit, or where systemctl cannot say)."""
+    if not unit:
+        return None
+    first = _unit_state(module, unit)
+    return lambda: unit_gone(first, _unit_state(module, unit), unit) if first else None
 
 
 def main():
@@ -80,13 +101,16 @@ def main():
             api_key=dict(type="str", default="", no_log=True),
             timeout=dict(type="int", default=1200),
             request_timeout=dict(type="int", default=120),
+            units=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
     fetch = make_fetch(module.params["api_key"], module.params["request_timeout"])
     servers = []
-    for url in module.params["urls"]:
-        problem, facts = check_server(fetch, url.rstrip("/"), module.params["model"], module.params["timeout"])
+    units = module.params["units"] + [None] * len(module.params["urls"])
+    for url, unit in zip(module.params["urls"], units):
+        problem, facts = check_server(fetch, url.rstrip("/"), module.params["model"], module.params["timeout"],
+                                      gone=_gone(module, unit))
         servers.append(facts)
         if problem:
             module.fail_json(msg=problem, servers=servers)

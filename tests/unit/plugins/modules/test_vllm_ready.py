@@ -29,3 +29,29 @@ def test_the_wait_is_bounded_by_its_timeout():
     waited = logic.wait_healthy(lambda *a: calls.append(a) or (503, ""), "http://x", 5, clock=clock, sleep=clock.sleep)
     # probes at 0, 1, 2, 3, 4 and 5 s; none after the timeout, and no sleep past it
     assert waited is None and len(calls) == 6 and sum(clock.slept) == 5.0
+
+
+def test_a_unit_that_gives_up_ends_the_wait_at_once_with_why():
+    clock, states = FakeClock(), iter([None, None, "vllm@0.service failed (exit-code): see journalctl -u vllm@0.service"])
+    waited = logic.wait_healthy(lambda *a: (0, ""), "http://x", 600, clock=clock, sleep=clock.sleep,
+                                gone=lambda: next(states))
+    assert waited.startswith("vllm@0.service failed") and clock.slept == [1.0, 1.0]
+
+
+def test_a_server_that_answers_is_ready_whatever_its_unit_did_before():
+    waited = logic.wait_healthy(lambda *a: (200, ""), "http://x", 5, gone=lambda: "never asked")
+    assert waited == 0.0
+
+
+def test_unit_gone_reads_systemds_state():
+    unit = "vllm@0.service"
+    assert logic.unit_gone({"NRestarts": "3"}, {"ActiveState": "activating", "NRestarts": "4"}, unit) is None
+    assert "exited 2 times while starting" in logic.unit_gone({"NRestarts": "3"}, {"NRestarts": "5"}, unit)
+    assert logic.unit_gone({}, {"ActiveState": "failed", "Result": "start-limit-hit"}, unit) == (
+        "vllm@0.service failed (start-limit-hit): see journalctl -u vllm@0.service")
+    assert logic.unit_gone({"NRestarts": "x"}, {"NRestarts": "1"}, unit) is None
+
+
+def test_check_server_names_the_unit_that_gave_up():
+    problem, facts = logic.check_server(lambda *a: (0, ""), "http://x", "m", 600, gone=lambda: "vllm@1.service failed")
+    assert problem == "http://x/health never answered: vllm@1.service failed" and facts == {"url": "http://x"}
