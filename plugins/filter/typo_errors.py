@@ -74,7 +74,7 @@ def typo_errors(names, run_tags=None, skip_tags=None, collection_dir=COLLECTION_
         load_yaml(role_files(root, "meta", "argument_specs.yml")),
         load_yaml(role_files(root, "defaults", "*.yml"), role_files(root, "vars", "*.yml")),
         load_yaml(role_files(root, "tasks", "*.yml"), role_files(root, "handlers", "*.yml"),
-                  os.path.join(root, "playbooks", "*.yml")))
+                  os.path.join(root, "playbooks", "*.yml"), os.path.join(root, "playbooks", "tasks", "*.yml")))
     prefixes = typos.role_prefixes(os.path.basename(p) for p in glob.glob(os.path.join(root, "roles", "*")))
     return (typos.var_errors([str(n) for n in names or ()], known["vars"], prefixes)
             + typos.tag_errors(run_tags, skip_tags, known["tags"]))

@@ -223,7 +223,7 @@ def _cell(value):
     return "–" if value is None else ("%.2f" % value if isinstance(value, float) else str(value))
 
 
-def _table(headings, rows):
+def table(headings, rows):
     lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return lines
@@ -242,15 +242,15 @@ def markdown(summary, earlier=None):
             + [r.get(k) for k, _h, _s in METRICS]
             + ["–" if r.get("mean_input_len") is None else "%s/%s" % (r["mean_input_len"], r["mean_output_len"]),
                r.get("peak_in_flight")] for r in summary["phases"]]
-    lines += _table(headings, rows)
+    lines += table(headings, rows)
     failing = [r for r in summary["phases"] if r.get("first_error")]
     if failing:
         lines += ["", "Errors: " + "; ".join("%s: %s" % (r["phase"], r["first_error"]) for r in failing)]
     if earlier is not None:
         lines += ["", "## Against %s (ratio: this run / that one)" % earlier.get("when", "the earlier run"), "",
                   "Above 1 is better for tok/s and req/s, below 1 for the latencies.", ""]
-        lines += _table(["phase"] + [h for _k, h, _s in METRICS],
-                        [[r["phase"]] + [r[k] for k, _h, _s in METRICS] for r in compare(summary, earlier)])
+        lines += table(["phase"] + [h for _k, h, _s in METRICS],
+                       [[r["phase"]] + [r[k] for k, _h, _s in METRICS] for r in compare(summary, earlier)])
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,7 @@ output and file text), each giving checks in the host report's shape
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from ansible_collections.llmhost.vllm.plugins.module_utils.cpus import parse_cpulist
 from ansible_collections.llmhost.vllm.plugins.module_utils.doctor_load import bandwidth_checks, burnin_checks, script_result
@@ -279,6 +280,37 @@ def _cluster_members(cluster):
     ]
 
 
+def tuning_checks(tuning, now):
+    """The serving plan's adopted tuning (vllm_service_tuning: its state, candidate, reason, when adopted) and its
+    age at ``now`` (both UTC, ISO 8601)."""
+    state = (tuning or {}).get("state")
+    if state == "adopted":
+        days = _days_between(tuning.get("adopted"), now)
+        age = "%s, adopted %s" % (tuning.get("candidate"), "%d day(s) ago" % days if days is not None else "at ?")
+        old = days is not None and days > 90
+        return [check("tuning", "the adopted tuning (tuned.json)", "measured on this box",
+                      age, INFO if old else PASS,
+                      "measured over 90 days ago: the workload, the driver or vLLM may have changed since; run "
+                      "playbooks/tune.yml again" if old else "")]
+    if state == "set_aside":
+        return [check("tuning", "the adopted tuning (tuned.json)", "one the plan can use", "set aside: %s"
+                      % tuning.get("reason", "?"), WARN, "run playbooks/tune.yml again, or forget it with "
+                      "playbooks/tune.yml -e tune_reset=true")]
+    if state == "none":
+        return [check("tuning", "the adopted tuning (tuned.json)", "optional", "none: the planner's own choice", INFO,
+                      "playbooks/tune.yml measures the planner's choice and its neighbours on this box and adopts "
+                      "the best under your SLO")]
+    return []
+
+
+def _days_between(start, end):
+    try:
+        a, b = (datetime.strptime(str(t), "%Y-%m-%dT%H:%M:%SZ") for t in (start, end))
+    except ValueError:
+        return None
+    return max(0, (b - a).days)
+
+
 def unit_properties(text):
     """`systemctl show -p ...` output as a dict."""
     return dict(line.split("=", 1) for line in (text or "").splitlines() if "=" in line)
@@ -313,6 +345,7 @@ def build(host, evidence):
     checks += disk_checks(ev.get("df"), ev.get("min_free_gib", 10)) + gateway_checks(ev.get("gateway"))
     checks += bandwidth_checks(script_result(ev.get("bandwidth")), ev.get("gpus"), ev.get("links"))
     checks += burnin_checks(ev.get("burnin"), ev.get("gpus")) + cluster_checks(ev.get("cluster"))
+    checks += tuning_checks(ev.get("tuning"), ev.get("now")) if plan else []
     return report(host, checks)
 
 

@@ -16,7 +16,7 @@ DOCTOR_NAMES = ["inventory_hostname", "ansible_facts", "host_report_result", "do
                 "__doctor_module", "__doctor_smi", "__doctor_xids", "__doctor_kernel_log_ours", "__doctor_clocks",
                 "__doctor_plan", "__doctor_units", "__doctor_kv", "__doctor_processes", "__doctor_selections",
                 "__doctor_blacklists", "__doctor_df", "__doctor_gateway", "__doctor_bandwidth_run",
-                "__doctor_burnin_result", "__doctor_cluster"]
+                "__doctor_burnin_result", "__doctor_cluster", "vllm_service_tuning", "__doctor_now"]
 HOST_REPORT_NAMES = ["inventory_hostname", "ansible_facts", "__host_report_reads", "system_tuning_wanted_sysctl",
                      "system_tuning_wanted_cmdline", "system_tuning_thp", "system_tuning_cpu_governor",
                      "system_tuning_platform_profile", "llmhost_stack_profile", "llmhost_stack_python"]
@@ -80,7 +80,8 @@ def doctor(v):
         "df": _lines(v.get("__doctor_df")), "min_free_gib": v.get("doctor_min_free_gib"),
         "gateway": _gateway(v.get("gateway_url") or "", v.get("__doctor_gateway")),
         "links": topo.get("links") or {}, "bandwidth": v.get("__doctor_bandwidth_run") or None,
-        "burnin": v.get("__doctor_burnin_result") or None, "cluster": v.get("__doctor_cluster") or None}}
+        "burnin": v.get("__doctor_burnin_result") or None, "cluster": v.get("__doctor_cluster") or None,
+        "tuning": v.get("vllm_service_tuning") or None, "now": v.get("__doctor_now") or ""}}
 
 
 def host_report(v):

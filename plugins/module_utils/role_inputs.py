@@ -43,6 +43,18 @@ def _vllm_env_owned(env):
             "names: %s." % (", ".join(owned), ", ".join(VLLM_OWNED_ENV))]
 
 
+def _vllm_service_trial_errors(trial):
+    """tune.yml's candidate: a name, the plan's wishes, and arguments a unit can carry."""
+    if not isinstance(trial, dict) or not trial:
+        return []
+    args = trial.get("extra_args") or []
+    if not trial.get("name") or not isinstance(trial.get("wishes") or {}, dict) or not isinstance(args, list):
+        return ["vllm_service_trial must be a candidate of playbooks/tune.yml (name, wishes, extra_args); got %r" % trial]
+    unsafe = [str(a) for a in args if not serving_plan.UNIT_ARG.match(str(a))]
+    return ["vllm_service_trial (%s): arguments with spaces, quotes, $ or backslashes cannot be passed safely through "
+            "the unit: %s" % (trial["name"], unsafe)] if unsafe else []
+
+
 def _vllm_service_extra(v):
     out = []
     args = v["vllm_service_extra_args"]
@@ -53,6 +65,7 @@ def _vllm_service_extra(v):
     gpus = v["vllm_service_gpus"]
     if gpus != "all":
         out += value_checks.list_errors({"vllm_service_gpus": gpus}, ints=["vllm_service_gpus"])
+    out += _vllm_service_trial_errors(v.get("vllm_service_trial") or {})
     only = v["vllm_service_restart_only"]
     if isinstance(only, list) and not all(re.match(r"[0-9]+\Z", str(name)) for name in only):
         out.append("vllm_service_restart_only=%s must name replicas as the plan does (0, 1, ...)" % only)

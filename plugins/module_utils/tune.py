@@ -14,8 +14,8 @@ __metaclass__ = type
 
 import math
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import input_types, value_checks, vllm_options
-from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, input_types, value_checks, vllm_options, wishes
+from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import UNIT_ARG, PlanError, typed_wishes
 
 GOALS = ("throughput", "latency")
 BATCHED_TOKENS = (2048, 8192)
@@ -73,22 +73,23 @@ def _identity(plan):
     return tuple((tuple(r["gpus"]), tuple(r["options"])) for r in plan["replicas"])
 
 
-def _replanned(plan_for, base, candidate):
+def replanned(plan_for, base, candidate):
     wishes = dict(base, **candidate["wishes"])
     wishes["extra_args"] = list(base.get("extra_args") or []) + candidate["extra_args"]
     return plan_for(wishes)
 
 
 def candidates(plan_for, base, plan, gpu_count, limit, added=()):
-    """``(kept, dropped)``: the planner's choice, its neighbours and the user's own (``added``, each with ``name``,
-    ``wishes``, ``extra_args``), each re-planned by the planner, up to ``limit`` in that order. Dropped, each with the
+    """``(kept, dropped)``: the planner's choice, the user's own (``added``, each with ``name``, ``wishes``,
+    ``extra_args``) and the planner's neighbours, each re-planned by the planner, up to ``limit`` in that order. Dropped, each with the
     reason: what the planner refuses, what plans the same servers as one kept, what is beyond the limit."""
     kept, dropped, seen = [], {}, {}
     mine = [_candidate(a["name"], a.get("wishes") or {}, a.get("extra_args") or [], "your own candidate")
             for a in added]
-    for one in neighbours(plan, gpu_count) + mine:
+    ours = neighbours(plan, gpu_count)
+    for one in ours[:1] + mine + ours[1:]:
         try:
-            planned = _replanned(plan_for, base, one)
+            planned = replanned(plan_for, base, one)
         except PlanError as e:
             dropped[one["name"]] = "the planner refuses it: %s" % e
             continue
@@ -216,8 +217,13 @@ def _added_errors(added):
 
 
 def _owned_errors(where, one):
-    """An option the plan owns, given in a candidate's extra_args, would contradict the plan's own: it is a wish."""
+    """An option the plan owns, given in a candidate's extra_args, would contradict the plan's own: it is a wish. An
+    argument a unit cannot carry as one token is refused as vllm_service_extra_args's are."""
     out = []
+    unsafe = [str(a) for a in one.get("extra_args") or [] if not UNIT_ARG.match(str(a))]
+    if unsafe:
+        out.append("%s (%s): arguments with spaces, quotes, $ or backslashes cannot be passed safely through the unit: "
+                   "%s" % (where, one["name"], unsafe))
     for token in one.get("extra_args") or []:
         name = vllm_options.split_flag(str(token))[0]
         why = vllm_options.owner(name) if name.startswith("-") else None
@@ -233,3 +239,206 @@ def input_errors(v, replicas):
         out.append("tune: the host serves %d replica(s): each candidate is served in its place, so nothing answers "
                    "while one starts; set tune_allow_downtime=true to go ahead" % replicas)
     return out
+
+
+# The adopted tuning: tune.yml writes the winner to the host (<vllm_service_config_dir>/tuned.json, RECORD_KEYS), and
+# every later plan starts from it, for the model, vLLM and GPUs it was measured on (fingerprint) and below the
+# user's own wishes.
+
+RECORD_KEYS = ("candidate", "wishes", "extra_args", "for", "adopted", "why", "goal", "measured")
+
+
+def fingerprint(plan, gpus):
+    """What a measurement holds for: the model's shape, the vLLM version, the GPUs (a new revision of the same model
+    keeps it; another model, vLLM or card does not)."""
+    m = plan.get("model") or {}
+    names = sorted(str(g.get("name", "?")) for g in gpus)
+    model = (m.get("architecture"), m.get("layers"), m.get("heads"), m.get("quantization") or "not quantized")
+    return {"model": "%s, %s layers, %s heads, %s" % model,
+            "vllm": str(plan.get("vllm_version")),
+            "gpus": ", ".join("%dx %s" % (names.count(n), n) for n in sorted(set(names)))}
+
+
+def record_errors(record):
+    """Why a tuned.json cannot be read as a record of tune.yml (empty: it can)."""
+    if not isinstance(record, dict) or set(RECORD_KEYS) - set(record):
+        return ["it is not a record of playbooks/tune.yml (it lacks %s)"
+                % ", ".join(sorted(set(RECORD_KEYS) - set(record if isinstance(record, dict) else {})))]
+    if not isinstance(record["wishes"], dict) or not isinstance(record["extra_args"], list):
+        return ["its wishes are not a mapping or its extra_args not a list"]
+    return []
+
+
+def _yours(given, key):
+    """Whether the user set this wish (it is not at its default)."""
+    return typed_wishes({key: given[key]})[key] != wishes.DEFAULT_WISHES[key] if key in given else False
+
+
+def adopt(given, record, fp):
+    """``(wishes, decision, warning)``: the user's wishes ``given`` with the adopted tuning ``record`` below them, the
+    plan's decision that says so, or a warning where the record is for another model, vLLM or GPUs or unreadable."""
+    if not record:
+        return given, None, None
+    bad = record_errors(record)
+    if bad or record["for"] != fp:
+        why = bad[0] if bad else _other_for(record["for"], fp)
+        return given, None, ("the adopted tuning (tuned.json) is set aside: %s. Run playbooks/tune.yml again, or "
+                             "forget it with tune_reset=true" % why)
+    out = dict(given)
+    taken = [k for k in sorted(record["wishes"]) if k in wishes.WISHES and k != "extra_args" and not _yours(given, k)]
+    out.update((k, record["wishes"][k]) for k in taken)
+    mine = set(vllm_options.split_flag(str(a))[0] for a in given.get("extra_args") or [] if str(a).startswith("-"))
+    extra = _args_not_given(record["extra_args"], mine)
+    out["extra_args"] = list(given.get("extra_args") or []) + extra
+    kept = [k for k in sorted(record["wishes"]) if k not in taken]
+    said = ", ".join(["%s=%s" % (k, record["wishes"][k]) for k in taken] + extra) or "nothing beyond the plan"
+    reason = "measured best by playbooks/tune.yml at %s (%s); it sets %s" % (record["adopted"], record["why"], said)
+    if kept:
+        reason += "; your own %s kept" % ", ".join(wishes.PREFIX + k for k in kept)
+    return out, {"key": "tuning", "value": record["candidate"], "reason": reason}, None
+
+
+def _other_for(then, now):
+    return "it was measured for %s; this host now serves %s" % (_for_text(then), _for_text(now))
+
+
+def _args_not_given(args, mine):
+    """A record's extra arguments, less the options the user gives in vllm_service_extra_args (theirs win)."""
+    out, skip = [], False
+    for a in args:
+        a = str(a)
+        if a.startswith("-"):
+            skip = vllm_options.split_flag(a)[0] in mine
+        if not skip:
+            out.append(a)
+    return out
+
+
+def _for_text(fp):
+    return "%s on vLLM %s, %s" % (fp.get("model"), fp.get("vllm"), fp.get("gpus")) if isinstance(fp, dict) else repr(fp)
+
+
+def record(winner, candidate, fp, adopted, why, goal, figures):
+    """The record tune.yml writes for the winner (``candidate``: its name, wishes, extra_args)."""
+    return {"candidate": winner, "wishes": dict(candidate["wishes"]), "extra_args": list(candidate["extra_args"]),
+            "for": fp, "adopted": adopted, "why": why, "goal": goal, "measured": figures}
+
+
+# The settings as the playbook reads them, and its decision and report.
+
+def phases(workload, bench_phases):
+    """What each candidate is measured with: ``tune_workload`` as one phase (four requests per concurrent one), or
+    the benchmark role's phases."""
+    if workload:
+        return [{"name": "tune", "input_len": int(workload["input_len"]), "output_len": int(workload["output_len"]),
+                 "concurrency": int(workload["concurrency"]), "requests": 4 * int(workload["concurrency"])}]
+    return [dict(p) for p in bench_phases]
+
+
+def judged_phase(phase_list):
+    """The phase the choice reads: the most concurrent (the seed's mixed load), the last of equals."""
+    return max(reversed(phase_list), key=lambda p: int(p["concurrency"]))
+
+
+def settings(v, replicas, bench_phases):
+    """The first play's view of the tune_* settings: the refusals, the phases and the phase judged."""
+    errors = input_errors(v, replicas)
+    if errors:
+        return {"errors": errors}
+    ran = phases(v.get("tune_workload"), bench_phases)
+    return {"errors": [], "phases": ran, "judged": judged_phase(ran)["name"]}
+
+
+def decide(results, kept, v, fp, when):
+    """The choice over ``results`` (candidate name to its judged phase's result) and, with a winner, the record to
+    adopt (tuned.json). An adopted candidate measured again keeps its first name."""
+    c = choose(results, v["tune_goal"], float(v["tune_slo_p95_ttft_ms"]), float(v["tune_throughput_floor"]))
+    c["record"] = None
+    if c["winner"]:
+        cand = dict((k["name"], k) for k in kept)[c["winner"]]
+        name = c["winner"][len("adopted_"):] if c["winner"].startswith("adopted_") else c["winner"]
+        c["record"] = record(name, cand, fp, when, c["why"], v["tune_goal"], c["figures"][c["winner"]])
+    return c
+
+
+def _verdict(name, choice):
+    if name == choice["winner"]:
+        return "**winner**"
+    if name in choice["out"]:
+        return "out: %s" % choice["out"][name]
+    return "ranked %d of %d" % (choice["ranked"].index(name) + 1, len(choice["ranked"]))
+
+
+def report(info, kept, dropped, results, phase, choice):
+    """``(summary, markdown)`` of a tune run: one row per candidate in the benchmark's columns (the judged phase),
+    its verdict and reason and options, the candidates left out, the decision."""
+    rows = []
+    for cand in kept:
+        result = results.get(cand["name"]) or {"error": "not measured"}
+        named = dict(phase, name=cand["name"])
+        row = bench.summarize(
+            [named], {cand["name"]: None if "error" in result else result}, {})["phases"][0]
+        if "error" in result:
+            row["first_error"] = str(result["error"])[:200]
+        rows.append(dict(row, verdict=_verdict(cand["name"], choice), reason=cand["reason"],
+                         options=bench.plan_label(cand.get("plan") or {})))
+    summary = dict(info, phases=rows, dropped=dropped, winner=choice["winner"], why=choice["why"],
+                   record=choice.get("record"))
+    return summary, _markdown(summary, phase)
+
+
+def _error(row):
+    return " (error: %s)" % row["first_error"] if row.get("first_error") else ""
+
+
+def _header(s, phase):
+    """What was tuned, how, for what, and what it decided."""
+    goal = ("the most output tokens a second with P95 TTFT at or under %s ms" % s.get("slo_ms")
+            if s.get("goal") == "throughput" else
+            "the lowest P95 TTFT at or over %s output tokens a second" % s.get("floor"))
+    adopted = ("%s, in %s (later site.yml runs keep it; tune_reset=true forgets it)"
+               % (s["record"]["candidate"], s.get("tuned_file", "tuned.json"))
+               if s.get("record") else "nothing; the plan stays as it was")
+    how = "%s (phase %s: %s requests at concurrency %s, prompt %s, output %s tokens)" % (
+        s.get("client_label", "?"), phase["name"], phase["requests"], phase["concurrency"], phase["input_len"],
+        phase["output_len"])
+    return ["# Tuning of %s, %s" % (s.get("host", "?"), s.get("started", "?")), "", "- goal: %s" % goal,
+            "- measured with: %s" % how, "- measured for: %s" % _for_text(s.get("for")),
+            "- decision: %s" % s["why"], "- adopted: %s" % adopted]
+
+
+def _markdown(s, phase):
+    lines = _header(s, phase) + ["", "## Candidates", ""]
+    headings = ["candidate", "verdict", "done/asked", "errors"] + [h for _k, h, _s in bench.METRICS]
+    rows = [[r["phase"], r["verdict"], "%d/%d" % (r["completed"], r["requests"]), r["errors"]]
+            + [r.get(k) for k, _h, _s in bench.METRICS] for r in s["phases"]]
+    lines += bench.table(headings, rows)
+    lines += ["", "## What each candidate is", ""]
+    lines += ["- **%s**: %s. Serves with: %s%s" % (r["phase"], r["reason"], r["options"] or "?", _error(r))
+              for r in s["phases"]]
+    if s.get("dropped"):
+        lines += ["", "## Left out", ""] + ["- %s: %s" % kv for kv in sorted(s["dropped"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def _servers(plan):
+    return [(r["name"], list(r["gpus"])) for r in plan["replicas"]]
+
+
+def schedule(kept, plan, allow_downtime):
+    """``(measured, skipped)``: how each candidate is measured on a host serving ``plan``. With two replicas or more,
+    one is taken out of the gateway and the candidate served there alone (``alone``), the others serving on; a
+    candidate that changes the replicas themselves (another layout) needs every GPU at once, so it is measured only
+    with ``allow_downtime``, the whole host restarting. One replica: every candidate is served in its place (the
+    first play asked for the downtime)."""
+    rolling = len(plan["replicas"]) > 1
+    measured, skipped = [], {}
+    for cand in kept:
+        alone = rolling and _servers(cand["plan"]) == _servers(plan)
+        if rolling and not alone and not allow_downtime:
+            skipped[cand["name"]] = ("it serves other replicas (%s), so it needs every GPU at once: set "
+                                     "tune_allow_downtime=true to measure it (nothing answers while it starts)"
+                                     % cand["plan"]["mode"])
+            continue
+        measured.append(dict(cand, alone=alone and not allow_downtime))
+    return measured, skipped

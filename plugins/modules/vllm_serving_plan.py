@@ -82,6 +82,37 @@ options:
     description: Option table of the profile's C(vllm serve) (C(vllm_version) and C(options)).
     type: dict
     required: true
+  tuned:
+    description:
+      - The adopted tuning, the text of the record C(playbooks/tune.yml) writes on the host (C(tuned.json)); empty
+        for none. Text that is not such a record is set aside with a warning.
+      - Its wishes and extra arguments are planned under the user's own (a wish the user set, an option the user
+        passes in I(wishes.extra_args), wins), when it was measured for this model's shape, vLLM version and GPUs
+        (I(fingerprint) in the return); otherwise it is set aside with a warning. The plan says so in a C(tuning)
+        decision.
+    type: str
+    default: ""
+  trial:
+    description:
+      - A candidate C(playbooks/tune.yml) is measuring (C(name), C(wishes), C(extra_args), C(reason)), planned over
+        the user's wishes in place of I(tuned).
+    type: dict
+  candidates:
+    description:
+      - Also return the tuning's candidates, each re-planned (C(module_utils/tune.py)); with I(tuned) adopted, the
+        adopted one is among them. C(limit) caps their number; C(added) are the user's own (C(name), C(wishes),
+        C(extra_args)).
+    type: dict
+    suboptions:
+      limit:
+        description: The most candidates kept (C(tune_max_candidates)).
+        type: int
+        default: 6
+      added:
+        description: The user's own candidates (C(tune_candidates)).
+        type: list
+        elements: dict
+        default: []
 extends_documentation_fragment:
   - llmhost.vllm.read_only
 author: llmhost.vllm maintainers (@llmhost)
@@ -112,6 +143,23 @@ plan:
       C(node_env) (each member's NCCL environment for its Ray node).
   returned: success
   type: dict
+fingerprint:
+  description: What a tuning measured here holds for (C(model), C(vllm), C(gpus)); C(tuned.json) records it.
+  returned: success
+  type: dict
+tuning:
+  description: C(state) (C(none), C(adopted), C(set_aside) or C(trial)), with the C(candidate), the C(reason) and when it was C(adopted).
+  returned: success
+  type: dict
+candidates:
+  description: With I(candidates), those kept, each C(name), C(wishes), C(extra_args), C(reason) and its C(plan).
+  returned: when I(candidates) is given
+  type: list
+  elements: dict
+dropped:
+  description: With I(candidates), those left out, name to the reason.
+  returned: when I(candidates) is given
+  type: dict
 """
 
 import json
@@ -119,6 +167,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmhost.vllm.plugins.module_utils import tune
 from ansible_collections.llmhost.vllm.plugins.module_utils.cluster_plan import host_plan
 from ansible_collections.llmhost.vllm.plugins.module_utils.serving_plan import PlanError, make_plan
 
@@ -129,6 +178,54 @@ def _plan(p, config, wishes):
     if not cluster:
         return make_plan(p["gpus"], p["p2p"], config, wishes, p["option_table"])
     return host_plan(cluster["members"], cluster["this"], config, wishes, p["option_table"], cluster)
+
+
+def _record(text):
+    """tuned.json's record; text that is no JSON as a list, which tune.adopt sets aside with why."""
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return ["not JSON"]
+
+
+def _tuned_plan(p, config, given):
+    """The plan with the trial candidate, or the adopted tuning under the user's wishes, and what it says of it."""
+    own = _plan(p, config, given)
+    fp = tune.fingerprint(own, p["gpus"])
+    if int(own.get("span") or 1) > 1 or not own.get("replicas"):  # a model across hosts is not tuned (tune.yml says so)
+        return own, own, fp, {"state": "none"}
+    if p["trial"]:
+        trial = p["trial"]
+        plan = tune.replanned(lambda w: _plan(p, config, w), given, trial)
+        plan["decisions"].append({"key": "tuning", "value": trial["name"],
+                                  "reason": "a candidate playbooks/tune.yml is measuring: %s" % trial.get("reason", "")})
+        return own, plan, fp, {"state": "trial", "candidate": trial["name"]}
+    wishes, decision, warning = tune.adopt(given, _record(p["tuned"]), fp)
+    if warning:
+        own["warnings"].append(warning)
+        return own, own, fp, {"state": "set_aside", "reason": warning}
+    if not decision:
+        return own, own, fp, {"state": "none"}
+    try:
+        plan = _plan(p, config, wishes)
+    except PlanError as e:
+        why = "the adopted tuning (tuned.json) is set aside: with it the planner refuses: %s" % e
+        own["warnings"].append(why)
+        return own, own, fp, {"state": "set_aside", "reason": why}
+    plan["decisions"].append(decision)
+    return own, plan, fp, {"state": "adopted", "candidate": decision["value"], "reason": decision["reason"],
+                           "adopted": _record(p["tuned"])["adopted"]}
+
+
+def _candidates(p, config, given, own):
+    """The tuning's candidates around the planner's own choice, and the adopted one if any."""
+    ask = p["candidates"]
+    added = list(ask["added"])
+    rec = _record(p["tuned"])
+    if rec and not tune.record_errors(rec) and rec["for"] == tune.fingerprint(own, p["gpus"]) and rec["candidate"] != "plan":
+        added.append({"name": "adopted", "wishes": rec["wishes"], "extra_args": rec["extra_args"]})
+    gpu_count = len(set(g for r in own["replicas"] for g in r["gpus"]))
+    return tune.candidates(lambda w: _plan(p, config, w), given, own, gpu_count, ask["limit"], added)
 
 
 def main():
@@ -148,6 +245,12 @@ def main():
                 link_mbps=dict(type="int"),
             )),
             option_table=dict(type="dict", required=True),
+            tuned=dict(type="str", default=""),
+            trial=dict(type="dict"),
+            candidates=dict(type="dict", options=dict(
+                limit=dict(type="int", default=6),
+                added=dict(type="list", elements="dict", default=[]),
+            )),
         ),
         supports_check_mode=True,
     )
@@ -161,14 +264,17 @@ def main():
         except (OSError, ValueError) as e:
             module.fail_json(msg="vllm_service_model_path=%s: cannot read its config.json (%s)" % (p["model_path"], e))
     wishes = dict(p["wishes"], model_path=p["model_path"])
+    result = {}
     try:
-        plan = _plan(p, config, wishes)
+        own, plan, fp, tuning = _tuned_plan(p, config, wishes)
+        if p["candidates"] is not None:
+            result["candidates"], result["dropped"] = _candidates(p, config, wishes, own)
     except PlanError as e:
         module.fail_json(msg=str(e))
     except (KeyError, TypeError, ValueError) as e:
         module.fail_json(msg="vllm_service_model_path=%s: its config.json lacks what the plan needs (%s: %s)"
                          % (p["model_path"], type(e).__name__, e))
-    module.exit_json(changed=False, plan=plan)
+    module.exit_json(changed=False, plan=plan, fingerprint=fp, tuning=tuning, **result)
 
 
 if __name__ == "__main__":

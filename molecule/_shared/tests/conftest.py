@@ -41,11 +41,14 @@ def container_scope(kernel_tier):
 def pytest_collection_modifyitems(items):
     """Checks marked changes_the_host run last (by their order, then as collected): each leaves the converged
     host changed, so none has to spend a second run putting it back for the checks after it. Checks marked
-    after_the_reruns run just before them: they read what work beside the checks made late (see BESIDE)."""
+    after_the_reruns run just before them: they read what work beside the checks made late (see BESIDE). Checks
+    marked before_the_others run first: they leave state every later check reads (the adopted tuning)."""
     def key(item):
         mark = item.get_closest_marker("changes_the_host")
         if mark is not None:
             return (2, mark.kwargs.get("order", 0))
+        if item.get_closest_marker("before_the_others"):
+            return (-1, 0)
         return (1, 0) if item.get_closest_marker("after_the_reruns") else (0, 0)
     items.sort(key=key)
 

@@ -100,6 +100,18 @@ def test_the_doctor_checks_the_gateway_disk_and_driver(doctor):
     assert all(c["status"] == "INFO" and c["have"] != "not running" for c in numa.values()), numa
 
 
+def test_the_doctor_reports_the_adopted_tuning_and_its_age(host, doctor):
+    """test_tune.py runs first and leaves its winner adopted (alone, this check finds none)."""
+    report, _unheld = doctor
+    (check,) = _by(report, "tuning").values()
+    tuned = host.file("/etc/llmhost/vllm/tuned.json")
+    if tuned.exists:
+        candidate = json.loads(tuned.content_string)["candidate"]
+        assert (check["status"], check["have"]) == ("PASS", "%s, adopted 0 day(s) ago" % candidate), check
+    else:
+        assert (check["status"], check["have"]) == ("INFO", "none: the planner's own choice"), check
+
+
 @pytest.fixture(scope="module")
 def doctor_under_load(host, playbook, doctor):
     """The doctor with both opt-in tests, without --check, after the --check run above: it installs stress-ng."""

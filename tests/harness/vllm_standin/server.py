@@ -24,6 +24,10 @@ needs strictness:
   - from vLLM 0.11 on (the version whose api_server.py mounts prometheus-fastapi-instrumentator, read in its source)
     /metrics also counts the API's answers as that instrumentator does: http_requests_total{handler, method, status}
     with the status grouped (2xx, 4xx, 5xx);
+  - VLLM_STANDIN_SPEED_BY_OPTION (set by a test, for tune.yml's candidates): comma-separated rules
+    `--option=value:SECONDS` (that many seconds between streamed tokens, in place of VLLM_STANDIN_TOKEN_SECONDS) or
+    `--option=value:fail` (exit 5 before listening, as a server that cannot start with it), applied when its command
+    line has that option with that value. The speeds are the test's, not a model's.
 It generates no text: completions return a fixed string, or, where the served folder's generation_config.json (or
 that of the model it was quantized from) says "llmhost_test_answers": "byte_tokens", Qwen's byte-fallback tokens in
 place of Chinese characters (the seed's mojibake), so that a test can give one revision of its model a broken
@@ -183,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        pause = float(os.environ.get("VLLM_STANDIN_TOKEN_SECONDS", "0.05"))
+        pause = TOKEN_SECONDS[0]
         events = [{"id": "cmpl-standin", "object": "text_completion", "model": model,
                    "choices": [{"index": 0, "text": WORDS[i % len(WORDS)] + " ",
                                 "finish_reason": None if i < n - 1 else "length"}]}
@@ -344,6 +348,15 @@ def main(argv=None):
     if ANSWERS:
         print("INFO stand-in: answers as the test set for this model: %s" % ANSWERS, flush=True)
     WORDS[:] = vocabulary_words(ARGS.model_tag)
+    TOKEN_SECONDS[0] = float(os.environ.get("VLLM_STANDIN_TOKEN_SECONDS", "0.05"))
+    rule = speed_rule(argv[1:], os.environ.get("VLLM_STANDIN_SPEED_BY_OPTION", ""))
+    if rule == "fail":
+        print("ERROR stand-in: the test's VLLM_STANDIN_SPEED_BY_OPTION makes this command line fail to start", flush=True)
+        return 5
+    if rule is not None:
+        TOKEN_SECONDS[0] = rule
+        print("INFO stand-in: %.3f s a token, as the test's VLLM_STANDIN_SPEED_BY_OPTION sets for this command line"
+              % rule, flush=True)
     with open(os.path.join(HERE, "metric-names.txt")) as f:
         METRICS = [line.strip() for line in f if line.strip().startswith("vllm:")]
     cache = os.environ.get("VLLM_CACHE_ROOT")
@@ -397,6 +410,22 @@ def main(argv=None):
     return 0
 
 
+def speed_rule(argv, rules):
+    """The first of the test's rules (``--option=value:SECONDS`` or ``:fail``, comma-separated) whose option has that
+    value on the command line: the seconds a token, "fail", or None."""
+    given = set()
+    for i, arg in enumerate(argv):
+        if arg.startswith("--") and "=" in arg:
+            given.add(arg)
+        elif arg.startswith("--") and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            given.add("%s=%s" % (arg, argv[i + 1]))
+    for one in filter(None, (r.strip() for r in rules.split(","))):
+        match, _sep, what = one.rpartition(":")
+        if match in given:
+            return "fail" if what == "fail" else float(what)
+    return None
+
+
 def vocabulary_words(model_dir, count=64):
     """Words of the model's word-level vocabulary (tokenizer.json), so that a client that counts tokens
     with the model's tokenizer counts one per streamed word; "tok" where there is none."""
@@ -413,6 +442,7 @@ ARGS = SERVED = METRICS = None
 ANSWERS = ""
 WORDS = ["tok"]
 PLACED = []
+TOKEN_SECONDS = [0.05]
 
 if __name__ == "__main__":
     sys.exit(main())

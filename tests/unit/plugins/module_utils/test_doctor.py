@@ -3,6 +3,8 @@ nvidia-smi output, real vLLM 0.25.0 start-up logs from a lent H200, and errors u
 import re
 from pathlib import Path
 
+import pytest
+
 from ansible_collections.llmhost.vllm.plugins.module_utils import doctor
 
 DEVICE = Path(__file__).resolve().parents[3] / "fixtures" / "hosts" / "h200x1-device"
@@ -222,3 +224,17 @@ def test_a_worker_reports_only_its_node_and_a_host_outside_nothing():
                                   "versions": {}})
     assert [(c["status"], c["have"]) for c in down] == [("FAIL", "failed (0 restarts)")]
     assert doctor.cluster_checks({"part": "none"}) == [] and doctor.cluster_checks(None) == []
+
+
+@pytest.mark.parametrize("tuning, status, words", [
+    ({"state": "adopted", "candidate": "seqs_double", "adopted": "2026-12-01T10:00:00Z"}, "PASS",
+     "seqs_double, adopted 6 day(s) ago"),
+    ({"state": "adopted", "candidate": "kv_fp8", "adopted": "2026-06-01T10:00:00Z"}, "INFO", "kv_fp8, adopted 189 day(s) ago"),
+    ({"state": "adopted", "candidate": "kv_fp8", "adopted": "yesterday"}, "PASS", "kv_fp8, adopted at ?"),
+    ({"state": "set_aside", "reason": "it was measured for another model"}, "WARN", "set aside: it was measured"),
+    ({"state": "none"}, "INFO", "none: the planner's own choice"),
+])
+def test_the_adopted_tuning_and_its_age(tuning, status, words):
+    (one,) = doctor.tuning_checks(tuning, "2026-12-07T12:00:00Z")
+    assert one["status"] == status and words in one["have"], one
+    assert doctor.tuning_checks(None, "2026-12-07T12:00:00Z") == []

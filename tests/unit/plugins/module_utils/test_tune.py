@@ -145,6 +145,8 @@ GOOD = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": 2000, "tune_throughpu
     ({"tune_candidates": [{"wishes": {}}]}, 2, "tune_candidates[0] must be a mapping with a name"),
     ({"tune_candidates": [{"name": "x", "extra_args": ["--max-num-seqs=8"]}]}, 2,
      "tune_candidates[0] (x): --max-num-seqs is the plan's own option (vllm_service_max_num_seqs): give it as a wish"),
+    ({"tune_candidates": [{"name": "x", "extra_args": ["--seed", "1 2"]}]}, 2,
+     "tune_candidates[0] (x): arguments with spaces, quotes, $ or backslashes cannot be passed safely"),
     ({}, 1, "the host serves 1 replica(s): each candidate is served in its place"),
 ])
 def test_the_first_play_refuses_bad_tuning_settings_by_name(change, replicas, words):
@@ -156,3 +158,128 @@ def test_good_settings_pass_and_downtime_is_taken_when_allowed():
     assert tune.input_errors(GOOD, 2) == []
     assert tune.input_errors(dict(GOOD, tune_allow_downtime=True), 1) == []
     assert tune.input_errors(dict(GOOD, tune_workload={"input_len": 512, "output_len": 128, "concurrency": 32}), 2) == []
+
+
+# --- the adopted tuning: tuned.json below the user's own wishes, for the model, vLLM and GPUs it was measured on ----
+
+def _adopted_case(rtx4090x2, record_wishes, extra=(), given=None):
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus, p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    fp = tune.fingerprint(plan, gpus)
+    rec = tune.record("seqs_half", {"wishes": record_wishes, "extra_args": list(extra)}, fp, "2026-12-07T11:00:00Z",
+                      "seqs_half: 900 tokens/s at P95 TTFT 80 ms, 1.20x the throughput of the planner's choice (plan)",
+                      "throughput", {"throughput": 900.0, "p95_ttft_ms": 80.0, "failed": 0, "completed": 64})
+    return plan_for, plan, fp, rec, dict(BASE, **(given or {}))
+
+
+def test_an_adopted_tuning_is_planned_with_its_reason(rtx4090x2):
+    plan_for, plan, fp, rec, given = _adopted_case(rtx4090x2, {"max_num_seqs": 32}, ["--max-num-batched-tokens", "2048"])
+    wishes, decision, warning = tune.adopt(given, rec, fp)
+    assert warning is None and wishes["max_num_seqs"] == 32
+    tuned = plan_for(wishes)
+    assert tuned["max_num_seqs"] == 32 and tuned["replicas"][0]["options"][-2:] == ["--max-num-batched-tokens", "2048"]
+    assert decision["key"] == "tuning" and decision["value"] == "seqs_half"
+    assert "measured best by playbooks/tune.yml at 2026-12-07T11:00:00Z" in decision["reason"]
+    assert "max_num_seqs=32, --max-num-batched-tokens, 2048" in decision["reason"]
+
+
+def test_the_users_own_wishes_and_options_win_over_the_adopted_ones(rtx4090x2):
+    plan_for, plan, fp, rec, given = _adopted_case(
+        rtx4090x2, {"max_num_seqs": 32, "kv_cache_dtype": "fp8"}, ["--max-num-batched-tokens", "2048"],
+        given={"max_num_seqs": "48", "extra_args": ["--max-num-batched-tokens=4096"]})
+    wishes, decision, warning = tune.adopt(given, rec, fp)
+    assert wishes["max_num_seqs"] == "48" and wishes["kv_cache_dtype"] == "fp8"
+    assert wishes["extra_args"] == ["--max-num-batched-tokens=4096"]
+    assert "your own vllm_service_max_num_seqs kept" in decision["reason"]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"vllm": "0.6.3"}, "on vLLM 0.6.3"),
+    ({"gpus": "1x NVIDIA H200"}, "1x NVIDIA H200"),
+    ({"model": "Qwen2ForCausalLM, 64 layers, 40 heads, awq"}, "Qwen2ForCausalLM, 64 layers"),
+])
+def test_a_tuning_measured_for_another_model_vllm_or_gpus_is_set_aside(rtx4090x2, change, words):
+    plan_for, plan, fp, rec, given = _adopted_case(rtx4090x2, {"max_num_seqs": 32})
+    rec["for"] = dict(fp, **change)
+    wishes, decision, warning = tune.adopt(given, rec, fp)
+    assert wishes == given and decision is None
+    assert warning.startswith("the adopted tuning (tuned.json) is set aside: it was measured for ") and words in warning
+    assert "tune_reset=true" in warning
+
+
+@pytest.mark.parametrize("record", [{"candidate": "x"}, ["x"], dict.fromkeys(tune.RECORD_KEYS, "text")])
+def test_a_tuned_json_that_is_no_record_is_set_aside_with_why(rtx4090x2, record):
+    plan_for, plan, fp, rec, given = _adopted_case(rtx4090x2, {})
+    wishes, decision, warning = tune.adopt(given, record, fp)
+    assert decision is None and wishes == given
+    assert "set aside: it is not a record of playbooks/tune.yml" in warning or "are not a mapping" in warning
+
+
+def test_no_record_plans_as_before(rtx4090x2):
+    plan_for, plan, fp, rec, given = _adopted_case(rtx4090x2, {})
+    assert tune.adopt(given, {}, fp) == (given, None, None)
+    assert fp == {"model": "Qwen3ForCausalLM, 36 layers, 32 heads, not quantized", "vllm": "0.33.0",
+                  "gpus": "2x NVIDIA GeForce RTX 4090"}
+
+
+# --- the playbook's view: its phases, how each candidate is measured, the decision to adopt, the report ----------
+
+def test_the_workload_is_one_phase_or_the_benchmark_roles_and_the_most_concurrent_is_judged():
+    bench_phases = [{"name": "prefill", "concurrency": 1}, {"name": "mixed_a", "concurrency": 128},
+                    {"name": "mixed_b", "concurrency": 128}]
+    got = tune.settings(dict(GOOD), 2, bench_phases)
+    assert got == {"errors": [], "phases": bench_phases, "judged": "mixed_b"}
+    own = tune.settings(dict(GOOD, tune_workload={"input_len": 512, "output_len": 64, "concurrency": 8}), 2, [])
+    assert own["phases"] == [{"name": "tune", "input_len": 512, "output_len": 64, "concurrency": 8, "requests": 32}]
+    assert tune.settings(dict(GOOD), 1, bench_phases)["errors"]
+
+
+def test_two_replicas_measure_one_alone_and_leave_the_other_layout_out_unless_downtime(rtx4090x2):
+    gpus, p2p = rtx4090x2
+    plan_for = planner(gpus, p2p, shapes.QWEN3_4B)
+    plan = plan_for(dict(BASE))
+    kept, _dropped = tune.candidates(plan_for, BASE, plan, len(gpus), limit=10)
+    measured, skipped = tune.schedule(kept, plan, allow_downtime=False)
+    assert plan["mode"] == "replicas" and all(c["alone"] for c in measured)
+    assert "tensor_parallel" in skipped and "set tune_allow_downtime=true" in skipped["tensor_parallel"]
+    measured, skipped = tune.schedule(kept, plan, allow_downtime=True)
+    assert not skipped and not any(c["alone"] for c in measured) and len(measured) == len(kept)
+    one = plan_for(dict(BASE, gpus=[0]))
+    measured, skipped = tune.schedule([dict(kept[0], plan=one)], one, allow_downtime=True)
+    assert measured[0]["alone"] is False and not skipped
+
+
+def _kept_for(names):
+    return [{"name": n, "wishes": {"max_num_seqs": 64} if n == "plan_kvfp8" else {}, "extra_args": [], "reason": "r " + n,
+             "plan": {"mode": "replicas", "replicas": [{"options": ["--max-num-seqs", "64"]}]}} for n in names]
+
+
+def test_the_winner_becomes_the_record_to_adopt_and_none_leaves_nothing():
+    runs, fp = _runs(), {"model": "m", "vllm": "0.25.0", "gpus": "1x H200"}
+    v = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": "10000", "tune_throughput_floor": "0"}
+    got = tune.decide(runs, _kept_for(runs), v, fp, "2026-12-07T12:00:00Z")
+    assert got["record"]["candidate"] == "plan_kvfp8" and got["record"]["wishes"] == {"max_num_seqs": 64}
+    assert got["record"]["for"] == fp and got["record"]["measured"]["p95_ttft_ms"] == pytest.approx(7207, abs=1)
+    assert tune.record_errors(got["record"]) == []
+    assert tune.decide(runs, _kept_for(runs), dict(v, tune_slo_p95_ttft_ms=7000), fp, "t")["record"] is None
+    again = tune.decide({"adopted_seqs_half": runs["plan_kvfp8"]}, _kept_for(["adopted_seqs_half"]), v, fp, "t")
+    assert again["record"]["candidate"] == "seqs_half"
+
+
+def test_the_report_has_every_candidate_in_the_benchmarks_columns_and_why():
+    runs = _runs()
+    runs["broken"] = {"error": "did not start or was not measured: vllm@0.service failed"}
+    choice = tune.choose(runs, "throughput", 10000)
+    choice["record"] = {"candidate": "plan_kvfp8"}
+    phase = {"name": "mixed_c128", "input_len": [512, 2048], "output_len": 512, "concurrency": 128, "requests": 256}
+    summary, text = tune.report({"host": "gpu1", "started": "20261207T120000Z", "goal": "throughput", "slo_ms": 10000,
+                                 "for": {"model": "m", "vllm": "0.25.0", "gpus": "1x H200"}},
+                                _kept_for(sorted(runs)), {"kv_model": "beyond tune_max_candidates=6"}, runs, phase, choice)
+    assert [r["phase"] for r in summary["phases"]] == sorted(runs)
+    assert "| plan_kvfp8 | **winner** | 256/256 | 0 | 7800.64 |" in text, text
+    assert "| plan | out: P95 TTFT 10635 ms, above tune_slo_p95_ttft_ms=10000 | 256/256 | 0 | 5576.00 |" in text
+    assert "| broken | out: did not start or was not measured: vllm@0.service failed | 0/256 | 256 |" in text
+    assert "- decision: plan_kvfp8: 7801 tokens/s at P95 TTFT 7207 ms, 1.40x the throughput" in text
+    assert "- kv_model: beyond tune_max_candidates=6" in text and "- adopted: plan_kvfp8, in tuned.json" in text
+    assert "- measured for: m on vLLM 0.25.0, 1x H200" in text

@@ -78,3 +78,44 @@ def test_a_cluster_s_head_serves_the_model_in_stages_and_its_worker_nothing(caps
 def test_a_cluster_option_out_of_its_choices_is_refused_by_the_spec(capsys):
     out = run_cluster("box1", {"across": "sometimes"}, capsys)
     assert out["failed"] and "value of across must be one of: auto, always, got: sometimes" in out["msg"]
+
+
+def run_tuned(capsys, **extra):
+    args = dict({"gpus": GPUS, "p2p": {"0,1": "NS"}, "model_path": "/srv/models/q", "model_config": CONFIG,
+                 "option_table": TABLE, "wishes": {"max_model_len": "8192"}}, **extra)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            vllm_serving_plan.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_adopted_tuning_is_planned_and_a_later_trial_and_the_candidates_include_it(capsys):
+    """tuned.json as the role reads it: adopted under the user's wishes, with the plan's decision; a candidate being
+    measured replaces it; the candidates are re-planned around the planner's own choice, the adopted one among them."""
+    fp = run_tuned(capsys)["fingerprint"]
+    rec = {"candidate": "seqs_half", "wishes": {"max_num_seqs": 8}, "extra_args": ["--max-num-batched-tokens", "2048"],
+           "for": fp, "adopted": "2026-12-07T11:00:00Z", "why": "seqs_half: fastest", "goal": "throughput",
+           "measured": {"throughput": 1.0, "p95_ttft_ms": 1.0}}
+    out = run_tuned(capsys, tuned=json.dumps(rec), candidates={"limit": 10})
+    assert out["tuning"]["state"] == "adopted" and out["plan"]["max_num_seqs"] == 8
+    assert out["plan"]["decisions"][-1]["key"] == "tuning"
+    assert out["plan"]["replicas"][1]["options"][-2:] == ["--max-num-batched-tokens", "2048"]
+    names = [c["name"] for c in out["candidates"]]
+    assert names[0] == "plan" and out["candidates"][0]["plan"]["max_num_seqs"] != 8
+    assert "adopted" in names or out["dropped"].get("adopted", "").startswith("the same servers as")
+    trial = {"name": "batched_8192", "wishes": {}, "extra_args": ["--max-num-batched-tokens", "8192"], "reason": "r"}
+    out = run_tuned(capsys, tuned=json.dumps(rec), trial=trial)
+    assert out["tuning"] == {"state": "trial", "candidate": "batched_8192"}
+    assert out["plan"]["replicas"][0]["options"][-2:] == ["--max-num-batched-tokens", "8192"]
+    assert out["plan"]["max_num_seqs"] != 8
+
+
+def test_a_tuning_the_planner_now_refuses_is_set_aside_with_a_warning(capsys):
+    fp = run_tuned(capsys)["fingerprint"]
+    rec = {"candidate": "mine", "wishes": {"max_model_len": 10 ** 7}, "extra_args": [], "for": fp,
+           "adopted": "2026-12-07T11:00:00Z", "why": "w", "goal": "throughput", "measured": {}}
+    out = run_tuned(capsys, wishes={}, tuned=json.dumps(rec))
+    assert not out.get("failed") and out["tuning"]["state"] == "set_aside"
+    assert "with it the planner refuses" in out["plan"]["warnings"][-1]
+    out = run_tuned(capsys, tuned="{half written")
+    assert out["tuning"]["state"] == "set_aside" and "not a record of playbooks/tune.yml" in out["plan"]["warnings"][-1]
