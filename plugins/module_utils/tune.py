@@ -84,7 +84,7 @@ def candidates(plan_for, base, plan, gpu_count, limit, added=()):
     ``extra_args``) and the planner's neighbours, each re-planned by the planner, up to ``limit`` in that order. Dropped, each with the
     reason: what the planner refuses, what plans the same servers as one kept, what is beyond the limit."""
     kept, dropped, seen = [], {}, {}
-    mine = [_candidate(a["name"], a.get("wishes") or {}, a.get("extra_args") or [], "your own candidate")
+    mine = [_candidate(a["name"], a.get("wishes") or {}, a.get("extra_args") or [], a.get("reason") or "your own candidate")
             for a in added]
     ours = neighbours(plan, gpu_count)
     for one in ours[:1] + mine + ours[1:]:
@@ -213,7 +213,9 @@ def _added_errors(added):
             out += _owned_errors(where, one)
     names = [one.get("name") for one in added if isinstance(one, dict)]
     out += ["tune_candidates: the name %s is given twice" % n for n in sorted(set(x for x in names if names.count(x) > 1))]
-    return out + ["tune_candidates: %s is the planner's own candidate's name" % n for n in names if n == "plan"]
+    return out + ["tune_candidates: %s is the planner's own candidate's name" % n for n in names if n == "plan"] + [
+        "tune_candidates: %s starts as the adopted tuning's name does (adopted_)" % n for n in names
+        if str(n).startswith("adopted_")]
 
 
 def _owned_errors(where, one):

@@ -223,7 +223,8 @@ def _candidates(p, config, given, own):
     added = list(ask["added"])
     rec = _record(p["tuned"])
     if rec and not tune.record_errors(rec) and rec["for"] == tune.fingerprint(own, p["gpus"]) and rec["candidate"] != "plan":
-        added.append({"name": "adopted", "wishes": rec["wishes"], "extra_args": rec["extra_args"]})
+        added.append({"name": "adopted_" + rec["candidate"], "wishes": rec["wishes"], "extra_args": rec["extra_args"],
+                      "reason": "the adopted tuning (tuned.json), measured best at %s" % rec["adopted"]})
     gpu_count = len(set(g for r in own["replicas"] for g in r["gpus"]))
     return tune.candidates(lambda w: _plan(p, config, w), given, own, gpu_count, ask["limit"], added)
 

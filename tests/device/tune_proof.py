@@ -32,6 +32,7 @@ def candidates(table_path, total_mib, limit, out):
     from ansible_collections.llmhost.vllm.plugins.module_utils import serving_plan as sp, tune
     with open(table_path) as f:
         table = json.load(f)
+
     def plan_for(wishes):
         return sp.make_plan([RTX4090], {}, QWEN3_4B, wishes, table)
 

@@ -141,6 +141,7 @@ GOOD = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": 2000, "tune_throughpu
     ({"tune_workload": {"input_len": 512}}, 2, "tune_workload must be a mapping of exactly input_len, output_len"),
     ({"tune_candidates": [{"name": "a"}, {"name": "a"}]}, 2, "tune_candidates: the name a is given twice"),
     ({"tune_candidates": [{"name": "plan"}]}, 2, "tune_candidates: plan is the planner's own candidate's name"),
+    ({"tune_candidates": [{"name": "adopted_x"}]}, 2, "tune_candidates: adopted_x starts as the adopted tuning's name"),
     ({"tune_candidates": [{"name": "x", "wishes": ["max_num_seqs"]}]}, 2, "tune_candidates[0] (x): wishes is a mapping"),
     ({"tune_candidates": [{"wishes": {}}]}, 2, "tune_candidates[0] must be a mapping with a name"),
     ({"tune_candidates": [{"name": "x", "extra_args": ["--max-num-seqs=8"]}]}, 2,

@@ -102,7 +102,7 @@ def test_the_adopted_tuning_is_planned_and_a_later_trial_and_the_candidates_incl
     assert out["plan"]["replicas"][1]["options"][-2:] == ["--max-num-batched-tokens", "2048"]
     names = [c["name"] for c in out["candidates"]]
     assert names[0] == "plan" and out["candidates"][0]["plan"]["max_num_seqs"] != 8
-    assert "adopted" in names or out["dropped"].get("adopted", "").startswith("the same servers as")
+    assert names[1] == "adopted_seqs_half" and "the adopted tuning (tuned.json)" in out["candidates"][1]["reason"]
     trial = {"name": "batched_8192", "wishes": {}, "extra_args": ["--max-num-batched-tokens", "8192"], "reason": "r"}
     out = run_tuned(capsys, tuned=json.dumps(rec), trial=trial)
     assert out["tuning"] == {"state": "trial", "candidate": "batched_8192"}
