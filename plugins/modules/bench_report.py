@@ -92,11 +92,10 @@ files:
 
 import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, run_files
 
 
 def _load(run_dir, phases):
@@ -119,28 +118,6 @@ def _stopped(run_dir, phase):
     except OSError:
         timed_out = False
     return {"completed": 0, "errors": ["ran past benchmark_phase_timeout and was stopped"]} if timed_out else None
-
-
-def _write(module, path, text):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
-
-
-def _charts(module, summary, earlier, warnings):
-    """Draw into a temporary folder, then rename each chart into the run's folder."""
-    tmp = tempfile.mkdtemp(dir=module.params["run_dir"], prefix=".charts-")
-    try:
-        names = bench.charts(summary, tmp, earlier)
-    except ImportError as exc:
-        warnings.append("charts not drawn: %s (the benchmark venv has matplotlib)" % exc)
-        names = []
-    for name in names:
-        module.atomic_move(os.path.join(tmp, name), os.path.join(module.params["run_dir"], name))
-    os.rmdir(tmp)
-    return names
 
 
 def main():
@@ -174,10 +151,10 @@ def main():
     for name, content in (("summary.json", json.dumps(summary, indent=1, sort_keys=True)), ("report.md", text),
                           ("plan.json", json.dumps(p["plan"], indent=1, sort_keys=True)),
                           ("profile.json", json.dumps(p["profile"], indent=1, sort_keys=True))):
-        _write(module, os.path.join(p["run_dir"], name), content + ("\n" if not content.endswith("\n") else ""))
+        run_files.write(module, os.path.join(p["run_dir"], name), content + ("\n" if not content.endswith("\n") else ""))
         result["files"].append(name)
     if p["charts"]:
-        result["files"] += _charts(module, summary, p["earlier"], warnings)
+        result["files"] += run_files.charts(module, p["run_dir"], lambda d: bench.charts(summary, d, p["earlier"]), warnings)
     module.exit_json(warnings=warnings, **result)
 
 

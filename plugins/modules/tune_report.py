@@ -87,32 +87,10 @@ files:
 
 import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmhost.vllm.plugins.module_utils import bench, tune
-
-
-def _write(module, path, text):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
-
-
-def _charts(module, summary, warnings):
-    tmp = tempfile.mkdtemp(dir=module.params["run_dir"], prefix=".charts-")
-    try:
-        names = bench.charts(summary, tmp)
-    except ImportError as exc:
-        warnings.append("charts not drawn: %s (the benchmark venv has matplotlib)" % exc)
-        names = []
-    for name in names:
-        module.atomic_move(os.path.join(tmp, name), os.path.join(module.params["run_dir"], name))
-    os.rmdir(tmp)
-    return names
+from ansible_collections.llmhost.vllm.plugins.module_utils import bench, run_files, tune
 
 
 def main():
@@ -136,9 +114,9 @@ def main():
     warnings = []
     os.makedirs(p["run_dir"], mode=0o755, exist_ok=True)
     for name, content in (("summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n"), ("report.md", text)):
-        _write(module, os.path.join(p["run_dir"], name), content)
+        run_files.write(module, os.path.join(p["run_dir"], name), content)
         result["files"].append(name)
-    result["files"] += _charts(module, summary, warnings)
+    result["files"] += run_files.charts(module, p["run_dir"], lambda d: bench.charts(summary, d), warnings)
     module.exit_json(warnings=warnings, **result)
 
 

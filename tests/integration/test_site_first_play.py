@@ -342,7 +342,7 @@ def test_a_tag_no_task_carries_stops_the_first_play(tmp_path, option, tag, words
     assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1
 
 
-@pytest.mark.parametrize("name", ["host_report.yml", "doctor.yml", "benchmark.yml", "upgrade_model.yml", "uninstall.yml"])
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "playbooks").glob("*.yml") if p.name != "site.yml"))
 def test_every_playbook_refuses_typos_and_wrong_types_first(tmp_path, name):
     """The other playbooks call the same check (roles/_common, inputs) before their roles: a typo or a wrong type
     stops them in their first play, named, before anything runs."""
@@ -356,3 +356,26 @@ def test_every_playbook_refuses_typos_and_wrong_types_first(tmp_path, name):
     assert rc == 2 and said_in("vllm_service_max_model_length is not a variable of any role of llmhost.vllm (did you "
                                "mean vllm_service_max_model_len?)", failed), (hosts, out[-2000:])
     assert hosts["typo"]["changed"] == 0 and len(hosts["typo"]["plays"]) == 1
+
+
+TUNE_CASES = {
+    "slo": ({"tune_slo_p95_ttft_ms": 0}, "tune_slo_p95_ttft_ms=0 must be a finite number from 1 to 3600000"),
+    "goal": ({"tune_goal": "cheap"}, "tune_goal must be one of: throughput, latency; got 'cheap'"),
+    "owned": ({"tune_candidates": [{"name": "x", "extra_args": ["--max-num-seqs=8"]}]},
+              "tune_candidates[0] (x): --max-num-seqs is the plan's own option (vllm_service_max_num_seqs): give it as a wish"),
+    "unserved": ({}, "tune: unserved serves no model yet (no replica list from vllm_service): run site.yml first"),
+}
+
+
+def test_tune_refuses_its_settings_by_name_in_its_first_play(tmp_path):
+    """playbooks/tune.yml's first play: each bad setting named (filter tune_settings), and a host serving nothing yet
+    (no replica list from vllm_service here), before anything runs."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the roles support Debian-family hosts only")
+    hosts = {name: {"llmhost_stack": "current", **PINNED, **given, "ansible_connection": "local",
+                    "ansible_python_interpreter": sys.executable} for name, (given, _words) in TUNE_CASES.items()}
+    rc, out, seen = run_batch(tmp_path, {"vllm_hosts": {"hosts": hosts}}, (ROOT / "playbooks" / "tune.yml").read_text())
+    assert rc == 2, out[-3000:]
+    for name, (_given, words) in TUNE_CASES.items():
+        assert said_in(words, seen[name]["failed"]) and len(seen[name]["plays"]) == 1, (name, seen[name])
+        assert seen[name]["changed"] == 0
