@@ -30,8 +30,8 @@ def _seqs_neighbours(plan):
     out = []
     if seqs >= 2:
         out.append(_candidate("seqs_half", {"max_num_seqs": seqs // 2}, [],
-                              "half the planner's %d concurrent sequences (%d): shorter steps, a lower TTFT under load"
-                              % (seqs, seqs // 2)))
+                              "half the planner's %d concurrent sequences (%d): shorter steps, but more requests "
+                              "wait in vLLM's queue" % (seqs, seqs // 2)))
     out.append(_candidate("seqs_double", {"max_num_seqs": seqs * 2}, [],
                           "twice the planner's %d concurrent sequences (%d): more in flight, if the KV cache holds "
                           "them" % (seqs, seqs * 2)))

@@ -7,7 +7,8 @@
 # and tune_report's code). systemd and Ansible are not on the lent image: the loop is this script's, the decisions
 # are the collection's.
 #   carry: .dev/p* (chunks of a tar of vLLM 0.25.0's wheels for Python 3.12 and those it needs beyond the lent image,
-#          ansible-core's among them; as for tests/device/canary_proof.sh)
+#          ansible-core's among them; as for tests/device/canary_proof.sh), or .dev/s* (chunks of an xz tar of a folder
+#          site2 those wheels were installed into: 219 MB, four calls in place of six)
 #   usage: TUNE_PROOF_OUT=/root/tune-proof setsid nohup tests/device/tune_proof.sh &  (then follow $TUNE_PROOF_OUT/done)
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,14 +18,22 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export STARTED; STARTED=$(date -u +%Y%m%dT%H%M%SZ)
 say() { echo "=== $(date +%T) $*" | tee -a "$R/proof.log"; }
 finish() { touch "$R/done"; exit "${1:-0}"; }
-if [ ! -f /tmp/site/.done ]; then
-  mkdir -p /root/parts; for d in "$REPO"/.dev/p*; do [ -d "$d" ] && mv "$d"/* /root/parts/ 2>/dev/null; done
-  mkdir -p /root/bundle
-  find /root/parts -name 'chunk.*' | sort | xargs cat | tar -C /root/bundle -xf - || { say unpack; finish 3; }
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site /root/bundle/*.whl || { say install; finish 4; }
-  touch /tmp/site/.done
+# the chunks are a tar of the wheels (installed here), or an xz tar of a folder they were installed into (site2)
+SITE=/tmp/site
+if [ ! -f $SITE/.done ]; then
+  mkdir -p /root/parts; for d in "$REPO"/.dev/[ps]*; do [ -d "$d" ] && mv "$d"/* /root/parts/ 2>/dev/null; done
+  if head -c 6 /root/parts/chunk.00 | grep -q 7zXZ; then
+    mkdir -p /opt/llmhost-proof
+    find /root/parts -name 'chunk.*' | sort | xargs cat | tar -C /opt/llmhost-proof -xJf - || { say unpack; finish 3; }
+    ln -sfn /opt/llmhost-proof/site2 $SITE
+  else
+    mkdir -p /root/bundle
+    find /root/parts -name 'chunk.*' | sort | xargs cat | tar -C /root/bundle -xf - || { say unpack; finish 3; }
+    python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE /root/bundle/*.whl || { say install; finish 4; }
+  fi
+  touch $SITE/.done
 fi
-export PYTHONPATH=/tmp/coll:/tmp/site
+export PYTHONPATH=/tmp/coll:$SITE
 mkdir -p /tmp/coll/ansible_collections/llmhost && ln -sfn "$REPO" /tmp/coll/ansible_collections/llmhost/vllm
 model=/root/qwen3-4b-shape
 [ -f "$model/config.json" ] || python3 "$REPO/tests/device/qwen_shape.py" "$model" >/dev/null || { say shape; finish 5; }
