@@ -2,9 +2,10 @@
 directly and the gateway in front of both; every request through the gateway must succeed.
 
 Three candidates: the planner's own, one of the test's own (`--max-num-batched-tokens 8192`, which the stand-in
-refuses to start with) and the planner's half of its concurrent sequences (`--max-num-seqs 128`, which the stand-in
-streams five times as fast). Both are the test's settings of the labelled vLLM stand-in (VLLM_STANDIN_SPEED_BY_OPTION
-in molecule.yml), not a model's speeds: what is proven is the loop - replica 0 out of the gateway, each candidate
+refuses to start with) and the planner's half of its concurrent sequences (`--max-num-seqs 128`: the stand-in streams
+the plan's 256 at 0.08 s a token, and the half at its own 0.05 s, the speed every later check reads). Both are the
+test's settings of the labelled vLLM stand-in (VLLM_STANDIN_SPEED_BY_OPTION in molecule.yml), not a model's speeds:
+what is proven is the loop - replica 0 out of the gateway, each candidate
 served there by the real unit and measured at its port with the benchmark role's client, the one that does not
 start recorded and skipped, the faster adopted in tuned.json, replica 0 back in the gateway and replica 1 restarted
 onto it. It runs before the other checks (before_the_others) and leaves the winner adopted: every later check reads
