@@ -171,6 +171,7 @@ SETTINGS = {  # variable: (argument spec option, low, high; None: no bound)
     "tune_throughput_floor": ({"type": "float"}, 0, None),
     "tune_max_candidates": ({"type": "int"}, 1, 32),
     "tune_allow_downtime": ({"type": "bool"}, None, None),
+    "tune_reset": ({"type": "bool"}, None, None),
 }
 WORKLOAD_KEYS = ("input_len", "output_len", "concurrency")
 
@@ -237,7 +238,10 @@ def _owned_errors(where, one):
 def input_errors(v, replicas):
     """What the first play refuses of ``v`` (the tune_* settings) on a host serving ``replicas`` replicas."""
     out = _setting_errors(v) + _workload_errors(v.get("tune_workload")) + _added_errors(v.get("tune_candidates", []))
-    if not out and replicas < 2 and not value_checks.is_on(v.get("tune_allow_downtime")):
+    if not out and replicas == 0:
+        out.append("tune: the host serves no model yet (no replica list from vllm_service): run site.yml first")
+    elif not out and replicas < 2 and not value_checks.is_on(v.get("tune_allow_downtime")) \
+            and not value_checks.is_on(v.get("tune_reset")):
         out.append("tune: the host serves %d replica(s): each candidate is served in its place, so nothing answers "
                    "while one starts; set tune_allow_downtime=true to go ahead" % replicas)
     return out

@@ -363,7 +363,7 @@ TUNE_CASES = {
     "goal": ({"tune_goal": "cheap"}, "tune_goal must be one of: throughput, latency; got 'cheap'"),
     "owned": ({"tune_candidates": [{"name": "x", "extra_args": ["--max-num-seqs=8"]}]},
               "tune_candidates[0] (x): --max-num-seqs is the plan's own option (vllm_service_max_num_seqs): give it as a wish"),
-    "unserved": ({}, "tune: unserved serves no model yet (no replica list from vllm_service): run site.yml first"),
+    "unserved": ({}, "tune: the host serves no model yet (no replica list from vllm_service): run site.yml first"),
 }
 
 

@@ -125,7 +125,7 @@ def test_the_models_people_run_get_their_own_neighbours(rtx4090x2):
 
 
 GOOD = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": 2000, "tune_throughput_floor": 0, "tune_max_candidates": 6,
-        "tune_allow_downtime": False, "tune_workload": {}, "tune_candidates": []}
+        "tune_allow_downtime": False, "tune_workload": {}, "tune_candidates": [], "tune_reset": False}
 
 
 @pytest.mark.parametrize("change,replicas,words", [
@@ -149,6 +149,9 @@ GOOD = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": 2000, "tune_throughpu
     ({"tune_candidates": [{"name": "x", "extra_args": ["--seed", "1 2"]}]}, 2,
      "tune_candidates[0] (x): arguments with spaces, quotes, $ or backslashes cannot be passed safely"),
     ({}, 1, "the host serves 1 replica(s): each candidate is served in its place"),
+    ({}, 0, "tune: the host serves no model yet (no replica list from vllm_service): run site.yml first"),
+    ({"tune_reset": True}, 0, "tune: the host serves no model yet"),
+    ({"tune_reset": "please"}, 2, "tune_reset: got 'please'"),
 ])
 def test_the_first_play_refuses_bad_tuning_settings_by_name(change, replicas, words):
     errors = tune.input_errors(dict(GOOD, **change), replicas)
@@ -158,6 +161,7 @@ def test_the_first_play_refuses_bad_tuning_settings_by_name(change, replicas, wo
 def test_good_settings_pass_and_downtime_is_taken_when_allowed():
     assert tune.input_errors(GOOD, 2) == []
     assert tune.input_errors(dict(GOOD, tune_allow_downtime=True), 1) == []
+    assert tune.input_errors(dict(GOOD, tune_reset=True), 1) == []  # forgetting measures nothing
     assert tune.input_errors(dict(GOOD, tune_workload={"input_len": 512, "output_len": 128, "concurrency": 32}), 2) == []
 
 
