@@ -45,6 +45,15 @@ def candidates(table_path, total_mib, limit, out):
         print(c["name"], " ".join([BASE["model_path"]] + _on_this_gpu(c["plan"]["replicas"][0]["options"], total_mib)))
 
 
+def _said(path):
+    """The last 300 characters of a candidate's error.txt; empty where it has none (a candidate left out)."""
+    try:
+        with open(path) as f:
+            return f.read().strip()[-300:]
+    except OSError:
+        return ""
+
+
 def decide(out, slo_ms):
     from ansible_collections.llmhost.vllm.plugins.module_utils import tune
     with open(os.path.join(out, "candidates.json")) as f:
@@ -55,11 +64,11 @@ def decide(out, slo_ms):
             with open(os.path.join(out, c["name"], "tune.json")) as f:
                 results[c["name"]] = json.load(f)
         except (OSError, ValueError):
-            with open(os.path.join(out, c["name"], "error.txt")) as f:
-                results[c["name"]] = {"error": f.read().strip()[-300:] or "not measured"}
+            results[c["name"]] = {"error": _said(os.path.join(out, c["name"], "error.txt")) or "not measured"}
     v = {"tune_goal": "throughput", "tune_slo_p95_ttft_ms": slo_ms, "tune_throughput_floor": 0}
     choice = tune.decide(results, cands["kept"], v, cands["fingerprint"], "(the lent GPU run)")
-    info = {"host": "lent H100, a 4090's memory budget", "started": os.environ.get("STARTED", "?"), "goal": "throughput",
+    info = {"host": "lent %s, a 4090's memory budget" % os.environ.get("TUNE_PROOF_GPU", "GPU"),
+            "started": os.environ.get("STARTED", "?"), "goal": "throughput",
             "slo_ms": slo_ms, "for": cands["fingerprint"], "client_label": "vllm bench serve (vLLM 0.25.0)"}
     summary, text = tune.report(info, cands["kept"], cands["dropped"], results, cands["phase"], choice)
     for name, body in (("report.md", text), ("summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n"),

@@ -14,6 +14,8 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 R=${TUNE_PROOF_OUT:-/root/tune-proof}; mkdir -p "$R"; rm -f "$R/done"
 LIMIT=${TUNE_PROOF_LIMIT:-6}; SLO_MS=${TUNE_PROOF_SLO_MS:-2000}
+# TUNE_PROOF_ONLY="plan seqs_double": serve and measure only these of the candidates (a lease too short for all)
+ONLY=${TUNE_PROOF_ONLY:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export STARTED; STARTED=$(date -u +%Y%m%dT%H%M%SZ)
 say() { echo "=== $(date +%T) $*" | tee -a "$R/proof.log"; }
@@ -38,9 +40,13 @@ mkdir -p /tmp/coll/ansible_collections/llmhost && ln -sfn "$REPO" /tmp/coll/ansi
 model=/root/qwen3-4b-shape
 [ -f "$model/config.json" ] || python3 "$REPO/tests/device/qwen_shape.py" "$model" >/dev/null || { say shape; finish 5; }
 say "$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+export TUNE_PROOF_GPU; TUNE_PROOF_GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 TOTAL=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
 TABLE=$REPO/tests/fixtures/device/vllm-0.25.0-plans-4090budget/vllm-0.25.0-options.json
 python3 "$REPO/tests/device/tune_proof.py" candidates "$TABLE" "$TOTAL" "$LIMIT" "$R" > "$R/argv.txt" || { say candidates; finish 6; }
+if [ -n "$ONLY" ]; then
+  grep -E "^($(echo "$ONLY" | tr ' ' '|')) " "$R/argv.txt" > "$R/argv.only" && mv "$R/argv.only" "$R/argv.txt"
+fi
 
 # one candidate: serve it, wait for /health (or its death), measure one phase, stop it
 while read -r name argv; do
