@@ -367,8 +367,9 @@ def test_a_fleet_gateway_spreads_over_both_hosts_and_survives_one(host, fleet):
 # node offering the two GPUs it declares, labelled stand-ins: there is no GPU), and the plan serves the model in two
 # pipeline stages, one per host (vllm_service_across_hosts: always; the tiny model would fit one). Both containers
 # share the harness's network namespace: the nodes get two addresses of an interface of their own that this check
-# adds there (a veth pair's end, removed after), and the second node other ports than the head's. The firewall stays off
-# (the containers may not load nftables tables; tests/integration/test_ray_firewall.py loads the role's table).
+# adds there (a veth pair's end, removed when the checks end), and the second node other ports than the head's. The
+# firewall stays off (the containers may not load nftables tables; tests/integration/test_ray_firewall.py loads the
+# role's table).
 CLUSTER_INTERFACE, CLUSTER_NET = "llmray0", "10.231.7.%d"
 SECOND_RAY_PORTS = {"gcs": 3160, "node_manager": 3261, "object_manager": 3262, "agent_grpc": 3263,
                     "agent_listen": 3264, "runtime_env_agent": 3265, "metrics": 3266}
@@ -378,20 +379,32 @@ def _ip(*args):
     return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
 
 
-@pytest.fixture
-def cluster_inventory(fleet, playbook):
-    """The fleet's hosts as one Ray cluster (ray_pair), on an interface with an address for each (one end of a veth
-    pair; the kernel may have no dummy interfaces); removed after."""
+@pytest.fixture(scope="session")
+def cluster_link():
+    """An interface with an address for each node (one end of a veth pair; the kernel may have no dummy interfaces),
+    kept until the session ends: the uninstall (order 4), the only check after the cluster's, stops the head while
+    its address is still there."""
     _ip("link", "del", CLUSTER_INTERFACE)  # left by a run that was killed
     net = CLUSTER_NET % 0 + "/24"
     assert "dev" not in _ip("-4", "route", "show", net).stdout, "%s is in use on this machine" % net
-    for args in (("link", "add", CLUSTER_INTERFACE, "type", "veth", "peer", "name", CLUSTER_INTERFACE + "p"),
-                 ("addr", "add", CLUSTER_NET % 1 + "/24", "dev", CLUSTER_INTERFACE),
-                 ("addr", "add", CLUSTER_NET % 2 + "/24", "dev", CLUSTER_INTERFACE),
-                 ("link", "set", CLUSTER_INTERFACE + "p", "up"), ("link", "set", CLUSTER_INTERFACE, "up")):
-        made = _ip(*args)
-        assert made.returncode == 0, made.stderr
-    member = {"ray_cluster_group": "ray_pair", "ray_cluster_interface": CLUSTER_INTERFACE,
+    try:
+        for args in (("link", "add", CLUSTER_INTERFACE, "type", "veth", "peer", "name", CLUSTER_INTERFACE + "p"),
+                     ("addr", "add", CLUSTER_NET % 1 + "/24", "dev", CLUSTER_INTERFACE),
+                     ("addr", "add", CLUSTER_NET % 2 + "/24", "dev", CLUSTER_INTERFACE),
+                     ("link", "set", CLUSTER_INTERFACE + "p", "up"), ("link", "set", CLUSTER_INTERFACE, "up")):
+            made = _ip(*args)
+            assert made.returncode == 0, made.stderr
+        yield CLUSTER_INTERFACE
+    finally:
+        _ip("link", "del", CLUSTER_INTERFACE)
+
+
+@pytest.fixture
+def cluster_inventory(fleet, cluster_link):
+    """The fleet's hosts as one Ray cluster (ray_pair) on cluster_link. After the check, the second host's node is
+    stopped, so that nothing joins the head again; llmhost-ctr is left a member of the cluster (changes_the_host: the
+    uninstall after it takes the host as it is, and a run putting the one-node cluster back cost ~150 s)."""
+    member = {"ray_cluster_group": "ray_pair", "ray_cluster_interface": cluster_link,
               "ray_cluster_firewall": False, "ray_cluster_num_gpus": "2", "vllm_service_across_hosts": "always"}
     hosts = {"llmhost-ctr": dict(member, ray_cluster_node_address=CLUSTER_NET % 1),
              SECOND: dict(member, ray_cluster_node_address=CLUSTER_NET % 2, ray_cluster_ports=SECOND_RAY_PORTS,
@@ -401,13 +414,7 @@ def cluster_inventory(fleet, playbook):
     try:
         yield [FLEET["inventory"], inventory]
     finally:
-        # llmhost-ctr back to the scenario's one-node cluster and two replicas, for the checks after this one: the
-        # second host's node stopped and the cluster's addresses gone first, so that nothing joins the head again
         fleet.run("systemctl stop llmhost-ray.service")
-        _ip("link", "del", CLUSTER_INTERFACE)
-        changed, failed, out = playbook("--limit", "llmhost-ctr", "--tags", "ray_cluster,vllm_service,gateway",
-                                        path="playbooks/site.yml")
-        assert not failed, out[-4000:]
 
 
 def _recaps(out):
