@@ -14,7 +14,10 @@ description:
     collection's Python plugins from their source (it keeps no bytecode of them). A task that uses one of this
     collection's filters makes its worker load the collection's filter files and the C(module_utils) they import,
     again for every task (docs/measurements.md has the figures).
-  - This callback loads them once, in the controller, when the playbook starts; every worker inherits them. It
+  - The first play's checks read the roles' YAML files (argument specs, defaults, tasks) in every task that uses them;
+    each worker parsed them all again.
+  - This callback loads the plugins and parses those files once, in the controller, when the playbook starts; every
+    worker inherits them. It
     prints nothing and changes no result. Where a plugin cannot be loaded, it says so at C(-vvv) and the task that
     uses the plugin loads it as it would have.
   - Enabled in the collection's C(ansible.cfg); elsewhere add C(llmhost.vllm.preload) to C(callbacks_enabled).
@@ -50,6 +53,18 @@ def plugin_names(kind, collection=COLLECTION):
             if not ispkg]
 
 
+def warm_files(collection=COLLECTION):
+    """Parse, in this process, the collection's YAML files that its first play's checks read
+    (plugin_utils/collection_files.warm); returns how many are held parsed (0 where the collection has no such
+    helper)."""
+    try:
+        package = import_module("ansible_collections.%s" % collection)
+        files = import_module("ansible_collections.%s.plugins.plugin_utils.collection_files" % collection)
+    except ImportError:
+        return 0
+    return files.warm(list(package.__path__)[0])
+
+
 def preload(loaders=None, collection=COLLECTION):
     """Load each plugin file of the collection through its loader; returns (loaded names, [(name, error)])."""
     loaded, failed = [], []
@@ -74,6 +89,8 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_start(self, playbook):
         loaded, failed = preload()
-        self._display.vvv("llmhost.vllm.preload: %d plugin files loaded in the controller" % len(loaded))
+        parsed = warm_files()
+        self._display.vvv("llmhost.vllm.preload: %d plugin files loaded and %d YAML files parsed in the controller"
+                          % (len(loaded), parsed))
         for name, error in failed:
             self._display.vvv("llmhost.vllm.preload: %s not loaded (%s); its tasks load it themselves" % (name, error))

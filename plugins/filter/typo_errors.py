@@ -62,7 +62,7 @@ import glob
 import os
 
 from ansible_collections.llmhost.vllm.plugins.module_utils import typos
-from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import load_yaml, role_files
+from ansible_collections.llmhost.vllm.plugins.plugin_utils.collection_files import first_play_files, load_yaml
 
 # This collection's root: plugins/filter/ is two levels below it, in a checkout as in an installed copy.
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -70,11 +70,8 @@ COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 
 def typo_errors(names, run_tags=None, skip_tags=None, collection_dir=COLLECTION_DIR):
     root = str(collection_dir)
-    known = typos.known_names(
-        load_yaml(role_files(root, "meta", "argument_specs.yml")),
-        load_yaml(role_files(root, "defaults", "*.yml"), role_files(root, "vars", "*.yml")),
-        load_yaml(role_files(root, "tasks", "*.yml"), role_files(root, "handlers", "*.yml"),
-                  os.path.join(root, "playbooks", "*.yml"), os.path.join(root, "playbooks", "tasks", "*.yml")))
+    files = first_play_files(root)  # the argument specs; defaults and vars; tasks, handlers and playbooks
+    known = typos.known_names(load_yaml(files[0]), load_yaml(*files[1:3]), load_yaml(*files[3:]))
     prefixes = typos.role_prefixes(os.path.basename(p) for p in glob.glob(os.path.join(root, "roles", "*")))
     return (typos.var_errors([str(n) for n in names or ()], known["vars"], prefixes)
             + typos.tag_errors(run_tags, skip_tags, known["tags"]))

@@ -37,3 +37,14 @@ def test_a_plugin_that_fails_to_load_is_reported_and_the_rest_still_load(broken,
     assert [name for name, _error in failed] == want_failed
     assert all(error.startswith("ImportError: no module named ") for _name, error in failed)
     assert sorted(loaded + [name for name, _error in failed]) == sorted(asked)
+
+
+def test_the_files_the_first_play_reads_are_parsed_in_the_controller():
+    from ansible_collections.llmhost.vllm.plugins.callback.preload import warm_files
+    from ansible_collections.llmhost.vllm.plugins.plugin_utils import collection_files
+    collection_files._PARSED.clear()
+    held = warm_files()
+    specs = sorted(str(p) for p in (PLUGINS.parent / "roles").glob("*/meta/argument_specs.yml"))
+    assert specs and held == len(collection_files._PARSED)
+    assert set(specs) <= {str(Path(p).resolve()) for p in collection_files._PARSED}
+    assert warm_files(collection="llmhost.nosuchcollection") == 0
