@@ -17,8 +17,7 @@ description:
   - The first play's checks read the roles' YAML files (argument specs, defaults, tasks) in every task that uses them;
     each worker parsed them all again.
   - This callback loads the plugins and parses those files once, in the controller, when the playbook starts; every
-    worker inherits them. It
-    prints nothing and changes no result. Where a plugin cannot be loaded, it says so at C(-vvv) and the task that
+    worker inherits them. It prints nothing and changes no result. Where a plugin cannot be loaded, it says so at C(-vvv) and the task that
     uses the plugin loads it as it would have.
   - Enabled in the collection's C(ansible.cfg); elsewhere add C(llmhost.vllm.preload) to C(callbacks_enabled).
 requirements:

@@ -70,8 +70,8 @@ COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath
 
 def typo_errors(names, run_tags=None, skip_tags=None, collection_dir=COLLECTION_DIR):
     root = str(collection_dir)
-    files = first_play_files(root)  # the argument specs; defaults and vars; tasks, handlers and playbooks
-    known = typos.known_names(load_yaml(files[0]), load_yaml(*files[1:3]), load_yaml(*files[3:]))
+    files = first_play_files(root)
+    known = typos.known_names(load_yaml(*files["specs"]), load_yaml(*files["values"]), load_yaml(*files["steps"]))
     prefixes = typos.role_prefixes(os.path.basename(p) for p in glob.glob(os.path.join(root, "roles", "*")))
     return (typos.var_errors([str(n) for n in names or ()], known["vars"], prefixes)
             + typos.tag_errors(run_tags, skip_tags, known["tags"]))

@@ -21,13 +21,13 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PARSED = {}
 
 
-def _parsed(path, copy_out=True):
+def _parsed(path):
     stat = os.stat(path)
     key = (stat.st_mtime_ns, stat.st_size)
     if _PARSED.get(path, (None,))[0] != key:
         with open(path, encoding="utf-8") as handle:
             _PARSED[path] = (key, yaml.load(handle, Loader=_LOADER))  # a safe loader (C or Python)
-    return copy.deepcopy(_PARSED[path][1]) if copy_out else None
+    return copy.deepcopy(_PARSED[path][1])
 
 
 def load_yaml(*patterns):
@@ -44,25 +44,21 @@ def load_yaml(*patterns):
 
 
 def first_play_files(collection_dir):
-    """The glob patterns of every file the first play's checks read: the roles' argument specs, defaults, vars, tasks
-    and handlers, and the playbooks (typo_errors reads them all, for the names and tags the collection knows)."""
+    """The glob patterns of every file the first play's checks read, by what typo_errors takes from them: the roles'
+    argument specs ("specs"), their defaults and vars ("values"), and their tasks and handlers and the playbooks
+    ("steps", for the tags)."""
     root = str(collection_dir)
-    return [role_files(root, "meta", "argument_specs.yml"), role_files(root, "defaults", "*.yml"),
-            role_files(root, "vars", "*.yml"), role_files(root, "tasks", "*.yml"),
-            role_files(root, "handlers", "*.yml"),
-            os.path.join(root, "playbooks", "*.yml"), os.path.join(root, "playbooks", "tasks", "*.yml")]
+    return {"specs": [role_files(root, "meta", "argument_specs.yml")],
+            "values": [role_files(root, "defaults", "*.yml"), role_files(root, "vars", "*.yml")],
+            "steps": [role_files(root, "tasks", "*.yml"), role_files(root, "handlers", "*.yml"),
+                      os.path.join(root, "playbooks", "*.yml"), os.path.join(root, "playbooks", "tasks", "*.yml")]}
 
 
 def warm(collection_dir):
     """Parse every file of first_play_files once, in this process: a process that forks (the controller, through
     the preload callback) hands its workers the parsed files, where each worker would parse them all again (about
     0.2 s a check on CI's machine). Returns how many files are held parsed."""
-    for pattern in first_play_files(collection_dir):
-        for path in glob.glob(str(pattern)):
-            try:
-                _parsed(path, copy_out=False)
-            except (OSError, yaml.YAMLError):
-                continue
+    load_yaml(*[pattern for patterns in first_play_files(collection_dir).values() for pattern in patterns])
     return len(_PARSED)
 
 
