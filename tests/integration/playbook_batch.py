@@ -62,3 +62,19 @@ def messages(result):
 def said_in(words, messages):
     """Are these words in one of the messages (whitespace as one space)?"""
     return any(words in " ".join(m.split()) for m in messages)
+
+
+def merged_vars(values):
+    """The inventory values of cases that share a host: lists one after the other, mappings together, anything else
+    the same in each (the table is wrong otherwise)."""
+    out = {}
+    for extra in values:
+        for name, value in extra.items():
+            if name not in out or out[name] == value:
+                out[name] = value
+            elif isinstance(value, list) and isinstance(out[name], list):
+                out[name] = out[name] + value
+            else:
+                assert isinstance(value, dict) and isinstance(out[name], dict) and not set(value) & set(out[name]), name
+                out[name] = {**out[name], **value}
+    return out

@@ -2,7 +2,9 @@
 
 The real roles run with ansible-playbook against this machine (local connection, check mode), so what is
 tested is Ansible's own evaluation of the role's checks: all cases in one run, each case an inventory host of
-its own with its inputs as host variables (tests/integration/playbook_batch.py). The driver and toolkit cases read a
+its own with its inputs as host variables (tests/integration/playbook_batch.py), or one it shares with the cases of its
+group (a fourth element: cases one task of the role refuses together, each named in its message), since a host costs
+the role's tasks up to its refusal. The driver and toolkit cases read a
 stand-in of NVIDIA's repository (tests/harness/nvrepo.py) served on loopback."""
 import http.server
 import importlib.util
@@ -16,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from playbook_batch import SENTINEL_PLAY, run_batch, said_in
+from playbook_batch import SENTINEL_PLAY, merged_vars, run_batch, said_in
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAY = """
@@ -43,18 +45,21 @@ AFTER_INSTALL = {"plus quantize_min_free_gib=1000000"}
 
 # A hub model pinned as a pair: the repository and its commit (a commit alone is refused)
 PINNED = {"model_repo": "Qwen/Qwen3-4B-Instruct-2507", "model_revision": "0" * 40}
+# (role, the host's values, words its refusal must say[, group]): a group's cases are refused by the same task of the
+# role (the first play's class checks, run by the role alone; its own table; one check of its preflight) and share a
+# host. Class checks mask the table's, and most preflight checks stop at their first error, so those stay apart.
 CASES = [
-    ("system_tuning", {"system_tuning_sysctl": {"vm.no_such_knob": 1}}, "unknown sysctl key(s) vm.no_such_knob"),
-    ("system_tuning", {"system_tuning_sysctl": {"vm.swappiness": "low"}}, "sysctl vm.swappiness=low"),
+    ("system_tuning", {"system_tuning_sysctl": {"vm.no_such_knob": 1}}, "unknown sysctl key(s) vm.no_such_knob", "sysctl-a"),
+    ("system_tuning", {"system_tuning_sysctl": {"vm.swappiness": "low"}}, "sysctl vm.swappiness=low", "sysctl-b"),
     ("system_tuning", {"system_tuning_kernel_cmdline": ["mmu_notifier_invalidate_range=on"]},
-     "mmu_notifier_invalidate_range: no such kernel parameter exists"),
-    ("system_tuning", {"system_tuning_kernel_cmdline": ["quiet splash"]}, "not of the form name or name=value"),
+     "mmu_notifier_invalidate_range: no such kernel parameter exists", "sysctl-a"),
+    ("system_tuning", {"system_tuning_kernel_cmdline": ["quiet splash"]}, "not of the form name or name=value", "sysctl-b"),
     ("system_tuning", {"system_tuning_thp": "sometimes"}, "system_tuning_thp"),
     ("system_tuning", {"system_tuning_thp": "always"}, "system_tuning_thp=always contradicts transparent_hugepage=never"),
     ("llmhost_stack", {"llmhost_stack": "legacy"}, "llmhost_stack"),
     ("kernel", {"kernel_packages": ["vim"]}, "kernel_packages"),
     ("kernel", {"kernel_release": "6.5.0-41-generic"}, "is not a Debian kernel"),
-    ("gpu_tuning", {"gpu_tuning_graphics_clocks": "fast"}, "gpu_tuning_graphics_clocks=fast"),
+    ("gpu_tuning", {"gpu_tuning_graphics_clocks": "fast"}, "gpu_tuning_graphics_clocks=fast", "inputs"),
     ("nvidia_driver", {"nvidia_driver_version": "535.129.03"}, "belong to the profile's driver branch 580"),
     ("nvidia_driver", {"nvidia_driver_version": "580.95.05"},
      "nvidia_driver_version=580.95.05: {repo} (llmhost_stack_nvidia_repo_url) has no nvidia-driver-cuda, "
@@ -76,40 +81,40 @@ CASES = [
      "It offers: cuda-toolkit-13-0 13.0.2-1;"),
     ("vllm_install", {"vllm_install_method": "conda"}, "vllm_install_method=conda; choose one of wheel, source"),
     # paths, checked for what they become (module_utils/paths.py; one case per way in)
-    ("vllm_service", dict(SERVE, vllm_service_cache_dir="/"), "vllm_service_cache_dir='/' is a system folder"),
+    ("vllm_service", dict(SERVE, vllm_service_cache_dir="/"), "vllm_service_cache_dir='/' is a system folder", "alone-a"),
     ("vllm_service", dict(SERVE, vllm_service_cache_dir="/var/cache/vllm\nExecStartPre=+/bin/sh"),
-     "ExecStartPre=+/bin/sh' has characters other than letters"),
+     "ExecStartPre=+/bin/sh' has characters other than letters", "alone-b"),
     ("system_tuning", {"system_tuning_sysctl_file": "/etc/sysctl.conf"},
-     "system_tuning_sysctl_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d"),
-    ("model", {"model_store": "/srv/../etc", **PINNED}, "model_store='/srv/../etc' has an empty, . or .. part"),
+     "system_tuning_sysctl_file='/etc/sysctl.conf' must be a file directly in /etc/sysctl.d", "plain"),
+    ("model", {"model_store": "/srv/../etc", **PINNED}, "model_store='/srv/../etc' has an empty, . or .. part", "classes"),
     # ranges, lists, names and the network key (module_utils/value_checks.py; one case per class and way in)
-    ("vllm_service", dict(SERVE, vllm_service_base_port=80), "vllm_service_base_port=80 must be a number from 1024 to 65535"),
+    ("vllm_service", dict(SERVE, vllm_service_base_port=80), "vllm_service_base_port=80 must be a number from 1024 to 65535", "inputs-a"),
     ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=-1),
-     "vllm_service_tensor_parallel_size=-1 must be a number from 0 to 64"),
-    ("vllm_service", dict(SERVE, vllm_service_gpus=[0, 0]), "vllm_service_gpus=[0, 0] lists an item twice"),
+     "vllm_service_tensor_parallel_size=-1 must be a number from 0 to 64", "inputs-a"),
+    ("vllm_service", dict(SERVE, vllm_service_gpus=[0, 0]), "vllm_service_gpus=[0, 0] lists an item twice", "inputs-a"),
     ("vllm_service", dict(SERVE, vllm_service_after=["network-online.target\nExecStartPre=+/bin/sh -c id"]),
-     "is not a systemd unit name"),
+     "is not a systemd unit name", "inputs-a"),
     # the first play's words, also when the role runs alone (its own table would say "is not the start of a unit name")
     ("vllm_service", dict(SERVE, vllm_service_unit_name="../vllm"),
-     "vllm_service_unit_name='../vllm' does not start with the collection's prefix"),
+     "vllm_service_unit_name='../vllm' does not start with the collection's prefix", "alone-a"),
     ("vllm_service", dict(SERVE, vllm_service_env={"OMP_NUM_THREADS": "4\"\nLD_PRELOAD=/tmp/x.so"}),
-     "vllm_service_env: the value of OMP_NUM_THREADS holds a newline"),
-    ("vllm_service", dict(SERVE, vllm_service_host="0.0.0.0"), "vllm_service_host=0.0.0.0 is not a loopback address"),
-    ("vllm_service", dict(SERVE, vllm_service_host="localhost"), "vllm_service_host=localhost is not a loopback address"),
+     "vllm_service_env: the value of OMP_NUM_THREADS holds a newline", "inputs-a"),
+    ("vllm_service", dict(SERVE, vllm_service_host="0.0.0.0"), "vllm_service_host=0.0.0.0 is not a loopback address", "inputs-a"),
+    ("vllm_service", dict(SERVE, vllm_service_host="localhost"), "vllm_service_host=localhost is not a loopback address", "inputs-b"),
     # the first play's key rule, also when the role runs alone (its own table: "holds a newline, a quote, a backslash")
     ("vllm_service", dict(SERVE, vllm_service_api_key="sk-abc\nHF_TOKEN=stolen"),
-     "vllm_service_api_key=(not shown) must be 20 to 256"),
-    ("model", {"model_name": "..", **PINNED}, "model_name: '..' must be one plain name"),
+     "vllm_service_api_key=(not shown) must be 20 to 256", "alone-a"),
+    ("model", {"model_name": "..", **PINNED}, "model_name: '..' must be one plain name", "names"),
     ("quantize", {"quantize_state": "present", "quantize_min_free_gib": 1000000, "model_path": "{fetched}",
                   "quantize_python": "/usr/bin/python3", "quantize_home": "{store}/quantize"},
      "plus quantize_min_free_gib=1000000"),
     ("quantize", {"quantize_state": "present", "quantize_samples": 0, "model_path": "{tiny}"},
-     "quantize_samples=0 must be a number from 1 up"),
+     "quantize_samples=0 must be a number from 1 up", "numbers"),
     ("quantize", {"quantize_state": "present", "quantize_poll": 0, "model_path": "{tiny}"},
-     "quantize_poll=0 must be a number from 1 up"),
-    ("model", {"model_download_poll": 0, **PINNED}, "model_download_poll=0 must be a number from 1 up"),
-    ("system_tuning", {"system_tuning_kernel_cmdline": "quiet"}, "system_tuning_kernel_cmdline must be a list"),
-    ("gpu_tuning", {"gpu_tuning_gpus": ["0", "0"]}, "gpu_tuning_gpus=['0', '0'] lists an item twice"),
+     "quantize_poll=0 must be a number from 1 up", "numbers"),
+    ("model", {"model_download_poll": 0, **PINNED}, "model_download_poll=0 must be a number from 1 up", "names"),
+    ("system_tuning", {"system_tuning_kernel_cmdline": "quiet"}, "system_tuning_kernel_cmdline must be a list", "plain"),
+    ("gpu_tuning", {"gpu_tuning_gpus": ["0", "0"]}, "gpu_tuning_gpus=['0', '0'] lists an item twice", "inputs"),
     ("llmhost_stack", {"llmhost_stack_overrides": {"vllm": "0.7.0", "vlm": {}}},
      "llmhost_stack_overrides: vlm is not a key of the profile; vllm must be a dict of the keys to change"),
     ("vllm_service", dict(SERVE, vllm_service_tensor_parallel_size=4),
@@ -121,11 +126,11 @@ CASES = [
                           vllm_service_max_model_len=65536),
      "vllm_service_max_model_len=65536 is beyond the model's max_position_embeddings (32768)"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--swap-space", "4"]),
-     "vllm_service_extra_args: --swap-space is not an option of vllm serve in vLLM 0.33.0"),
+     "vllm_service_extra_args: --swap-space is not an option of vllm serve in vLLM 0.33.0", "options"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--api-key", "sk-plain"]),
-     "--api-key is set by the serving plan; use vllm_service_api_key"),
+     "--api-key is set by the serving plan; use vllm_service_api_key", "options"),
     ("vllm_service", dict(SERVE, vllm_service_env={"VLLM_API_KEY": "sk-plain"}),
-     "vllm_service_env sets VLLM_API_KEY, which the serving plan or the unit sets"),
+     "vllm_service_env sets VLLM_API_KEY, which the serving plan or the unit sets", "inputs-b"),
     ("vllm_service", dict(SERVE, vllm_service_env={"CUDA_VISIBLE_DEVICES": "1", "VLLM_ARGS": "--x"}),
      "vllm_service_env sets CUDA_VISIBLE_DEVICES, VLLM_ARGS, which the serving plan or the unit sets"),
     ("quantize", {"quantize_state": "present", "model_path": "{tiny}", "quantize_output": "{model}"},
@@ -133,7 +138,7 @@ CASES = [
     ("quantize", {"quantize_state": "present", "model_path": "{tiny}", "quantize_output": "{tiny}"},
      "quantize_output={tiny}: it is, holds or lies in the model to quantize"),
     ("quantize", {"quantize_state": "present", "quantize_group_size": 256, "model_path": "{tiny}"},
-     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1 (per channel)"),
+     "quantize_group_size=256: vLLM's AWQ kernels take group sizes 32, 64, 128 or -1 (per channel)", "numbers"),
     ("quantize", {"quantize_state": "present", "model_path": "{gpt2}"},
      "architecture GPT2LMHeadModel has no AWQ layer mapping in llm-compressor"),
     ("model", {"model_revision": "main"}, "model_repo=Qwen/Qwen3-4B-Instruct-2507 / model_revision=main: a hub download needs"),
@@ -170,24 +175,24 @@ CASES = [
     ("gpu_tuning", {"gpu_tuning_unit": "ssh.service"},
      "gpu_tuning_unit='ssh.service' does not start with the collection's prefix (llmhost- or vllm)"),
     ("vllm_service", dict(SERVE, vllm_service_unit_name="ssh"),
-     "vllm_service_unit_name='ssh' does not start with the collection's prefix (llmhost- or vllm)"),
-    ("vllm_service", dict(SERVE, vllm_service_api_key="abc"), "vllm_service_api_key=(not shown) must be 20 to 256"),
+     "vllm_service_unit_name='ssh' does not start with the collection's prefix (llmhost- or vllm)", "alone-b"),
+    ("vllm_service", dict(SERVE, vllm_service_api_key="abc"), "vllm_service_api_key=(not shown) must be 20 to 256", "alone-b"),
     # judged by the plan, which knows the model's bytes a token (the first play does not have the model yet)
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--kv-cache-memory-bytes", "64M"]),
      "vllm_service_extra_args: --kv-cache-memory-bytes 64M holds about"),
     ("vllm_service", dict(SERVE, vllm_service_extra_args=["--async-scheduling", "--no-async-scheduling"]),
-     "vllm_service_extra_args: --async-scheduling is given more than once (vLLM keeps only the last"),
+     "vllm_service_extra_args: --async-scheduling is given more than once (vLLM keeps only the last", "options"),
     ("gateway", {"gateway_state": "present", "gateway_listen_address": "unix", **PINNED},
-     "gateway_listen_address='unix' is not a literal IPv4 or IPv6 address"),
+     "gateway_listen_address='unix' is not a literal IPv4 or IPv6 address", "listen"),
     ("gateway", {"gateway_state": "present", "gateway_max_body_kib": 1048576, **PINNED},
-     "gateway_max_body_kib=1048576 lets a few clients take the host's memory"),
+     "gateway_max_body_kib=1048576 lets a few clients take the host's memory", "listen"),
     ("monitoring", {"monitoring_listen_address": "0.0.0.0:9090"},
      "monitoring_listen_address='0.0.0.0:9090' is not a literal IPv4 address"),
     ("model", {"model_store": "/dev/shm"}, "model_store='/dev/shm' is a system folder or too close to one"),
     ("model", {"model_store": "/srv/llm.previous/models"}, "model_store='/srv/llm.previous/models' lies inside llm.previous"),
     ("vllm_service", dict(SERVE, vllm_service_cache_dir="/run/systemd/system/vllm@0.service.d"),
      "vllm_service_cache_dir='/run/systemd/system/vllm@0.service.d' lies inside systemd's unit folder"),
-    ("model", {"model_hf_endpoint": "https://u:p@hub.example", **PINNED}, "model_hf_endpoint=(not shown) holds credentials"),
+    ("model", {"model_hf_endpoint": "https://u:p@hub.example", **PINNED}, "model_hf_endpoint=(not shown) holds credentials", "classes"),
 ]
 
 
@@ -250,19 +255,27 @@ def tiny_models(tmp_path_factory):
             "hf_cache": hf_cache}
 
 
+def _host_of(i):
+    """The inventory host that carries CASES' case i: its group's, or one of its own."""
+    return "%s-%s" % (CASES[i][0], CASES[i][3]) if len(CASES[i]) > 3 else "case-%d" % i
+
+
 @pytest.fixture(scope="module")
 def role_refusals(request, tmp_path_factory):
-    """Every CASES entry at once: one play per role over that role's case hosts, in check mode."""
+    """Every CASES entry at once: one play per role over that role's hosts, in check mode; a host per group of cases
+    (a fourth element: cases the same task of the role refuses together, each named in its message), else per case,
+    since a host costs the role's tasks up to its refusal."""
     if not Path("/etc/debian_version").exists():
         pytest.skip("the roles support Debian-family hosts only")
     tmp = tmp_path_factory.mktemp("role-inputs")
-    inventory, words = {"all": {"children": {}}}, {}
-    for i, (role, extra, said) in enumerate(CASES):
-        case = tmp / ("case-%d" % i)
+    inventory, words, values = {"all": {"children": {}}}, {}, {}
+    for i, (role, extra, said, *_group) in enumerate(CASES):
+        host = _host_of(i)
+        case = tmp / host
         subst = {"model": case / "model", "secure_boot_on": case / "SecureBoot", "repo": "", "store": case / "store"}
         if role in ("model", "quantize"):
             subst.update(request.getfixturevalue("tiny_models"))
-        subst["model"].mkdir(parents=True)
+        subst["model"].mkdir(parents=True, exist_ok=True)
         (subst["model"] / "config.json").write_text(json.dumps(QWEN25_3B))
         subst["secure_boot_on"].write_bytes(bytes([6, 0, 0, 0, 1]))  # attributes, then 1: Secure Boot on
         if role in ("nvidia_driver", "cuda_toolkit"):
@@ -270,12 +283,14 @@ def role_refusals(request, tmp_path_factory):
             extra = dict(extra)
             extra.setdefault("llmhost_stack_nvidia_repo_url", subst["repo"])
             extra.setdefault("llmhost_stack_nvidia_repo_key", key)
-        extra = {k: str(v).format(**subst) if isinstance(v, str) else v for k, v in extra.items()}
-        host_vars = dict(extra, ansible_connection="local", ansible_python_interpreter=sys.executable,
-                         llmhost_stack=extra.get("llmhost_stack", "current"))
+        values.setdefault((role, host), []).append({k: str(v).format(**subst) if isinstance(v, str) else v
+                                                    for k, v in extra.items()})
+        words[i] = said.format(**subst)
+    for (role, host), extras in values.items():
+        merged = merged_vars(extras)
         group = inventory["all"]["children"].setdefault("role_" + role, {"hosts": {}})
-        group["hosts"]["case-%d" % i] = host_vars
-        words["case-%d" % i] = said.format(**subst)
+        group["hosts"][host] = dict(merged, ansible_connection="local", ansible_python_interpreter=sys.executable,
+                                    llmhost_stack=merged.get("llmhost_stack", "current"))
     # Ansible ends a whole run after a play in which every host failed: a host that leaves each play at once
     # ("sentinel", never failed) lets the next role's play run.
     inventory["all"]["hosts"] = {"sentinel": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}
@@ -284,15 +299,16 @@ def role_refusals(request, tmp_path_factory):
     return rc, out, hosts, words
 
 
-@pytest.mark.parametrize("role,extra,words", CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("role,extra,words", [c[:3] for c in CASES], ids=["%s-%d" % (c[0], i) for i, c in enumerate(CASES)])
 def test_bad_input_fails_early_naming_the_variable(role_refusals, request, role, extra, words):
     rc, out, hosts, said = role_refusals
-    case = "case-%d" % request.node.callspec.indices["role"]
+    index = request.node.callspec.indices["role"]
+    host = _host_of(index)
     assert rc == 2, out[-3000:]
-    got = hosts.get(case)
-    assert got and got["failed"], "%s (%s %s) was not refused: %s" % (case, role, extra, got)
-    assert said_in(said[case], got["failed"]), (said[case], got["failed"])
-    assert got["changed"] == 0 or said[case] in AFTER_INSTALL, got
+    got = hosts.get(host)
+    assert got and got["failed"], "%s (%s %s) was not refused: %s" % (host, role, extra, got)
+    assert said_in(said[index], got["failed"]), (said[index], got["failed"])
+    assert got["changed"] == 0 or said[index] in AFTER_INSTALL, got
 
 
 @pytest.mark.parametrize("distribution,major,want", [("Debian", "12", "3.11"), ("Ubuntu", "24", "3.12")])

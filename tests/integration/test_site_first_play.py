@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from playbook_batch import ROOT, run_batch, said_in
+from playbook_batch import ROOT, merged_vars, run_batch, said_in
 
 # A hub model pinned as a pair: the repository and its commit (a commit alone is refused)
 PINNED = {"model_repo": "Qwen/Qwen3-4B-Instruct-2507", "model_revision": "0" * 40}
@@ -293,22 +293,6 @@ def _host_of(i):
     return "group-%s" % FIRST_PLAY[i][2] if len(FIRST_PLAY[i]) > 2 else "case-%d" % i
 
 
-def _merged(values):
-    """The inventory values of cases that share a host: lists one after the other, mappings together, anything else
-    the same in each (the table is wrong otherwise)."""
-    out = {}
-    for extra in values:
-        for name, value in extra.items():
-            if name not in out or out[name] == value:
-                out[name] = value
-            elif isinstance(value, list) and isinstance(out[name], list):
-                out[name] = out[name] + value
-            else:
-                assert isinstance(value, dict) and isinstance(out[name], dict) and not set(value) & set(out[name]), name
-                out[name] = {**out[name], **value}
-    return out
-
-
 # Under --check, a spread of the table (every fifth case) and every case that reads a folder on the host: the first
 # play's only reads of the host (path_info) run under --check too, so those are the cases check mode could change.
 IN_CHECK = [i for i, (extra, *_rest) in enumerate(FIRST_PLAY)
@@ -322,7 +306,7 @@ def _run_table(tmp, *options):
     for i, (extra, *_rest) in enumerate(FIRST_PLAY):
         if not options or _host_of(i) in {_host_of(c) for c in IN_CHECK}:
             cases.setdefault(_host_of(i), []).append(_placed(extra, tmp))
-    hosts = {host: dict({"llmhost_stack": "current"}, **_merged(values), ansible_connection="local",
+    hosts = {host: dict({"llmhost_stack": "current"}, **merged_vars(values), ansible_connection="local",
                         ansible_python_interpreter=sys.executable) for host, values in cases.items()}
     site = (ROOT / "playbooks" / "site.yml").read_text()
     where = tmp / ("check" if options else "real")
