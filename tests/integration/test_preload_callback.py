@@ -37,3 +37,6 @@ def test_the_checkouts_config_preloads_every_plugin_file_and_the_filters_answer(
                      r"controller", out)
     assert said and int(said.group(1)) == len(files) and int(said.group(2)) > parsed, out[-3000:]
     assert "not loaded" not in out, [line for line in out.splitlines() if "not loaded" in line]
+    frozen = re.search(r"llmhost\.vllm\.preload: (\d+) objects of the controller frozen before the play's workers fork",
+                       out)
+    assert frozen and int(frozen.group(1)) > 0, out[-3000:]

@@ -48,3 +48,25 @@ def test_the_files_the_first_play_reads_are_parsed_in_the_controller():
     assert specs and held == len(collection_files._PARSED)
     assert set(specs) <= {str(Path(p).resolve()) for p in collection_files._PARSED}
     assert warm_files(collection="llmhost.nosuchcollection") == 0
+
+
+def test_before_a_play_the_controllers_objects_are_frozen_and_later_garbage_is_still_collected():
+    import gc
+    import weakref
+
+    from ansible_collections.llmhost.vllm.plugins.callback.preload import settle_for_forks
+
+    class Node:
+        pass
+
+    gc.unfreeze()
+    try:
+        assert settle_for_forks() == gc.get_freeze_count() > 0
+        later = Node()
+        later.me = later  # a cycle made after the freeze
+        gone = weakref.ref(later)
+        del later
+        gc.collect()
+        assert gone() is None
+    finally:
+        gc.unfreeze()
