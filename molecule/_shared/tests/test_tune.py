@@ -23,7 +23,9 @@ API_KEY = "test-key-of-the-molecule-scenario"
 GATEWAY_KEY = "test-key-of-alice-0123456789"
 GATEWAY_CERT = "/etc/ssl/llmhost-test/gateway.pem"
 GATEWAY_PORT = int(os.environ.get("LLMHOST_GATEWAY_PORT", "3150"))
-TUNE = {"benchmark_client": "script", "tune_workload": {"input_len": 16, "output_len": 16, "concurrency": 4},
+# a candidate's phase takes seconds here: the benchmark role looks at it every second, not every benchmark_poll's 5 s
+TUNE = {"benchmark_client": "script", "benchmark_poll": 1,
+        "tune_workload": {"input_len": 16, "output_len": 16, "concurrency": 4},
         "tune_max_candidates": 3, "tune_slo_p95_ttft_ms": 5000,
         "tune_candidates": [{"name": "broken", "extra_args": ["--max-num-batched-tokens", "8192"]}]}
 
