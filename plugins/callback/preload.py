@@ -17,11 +17,13 @@ description:
   - The first play's checks read the roles' YAML files (argument specs, defaults, tasks) in every task that uses them;
     each worker parsed them all again.
   - This callback loads the plugins and parses those files once, in the controller, when the playbook starts; every
-    worker inherits them. It prints nothing and changes no result.
+    worker inherits them. It prints nothing and changes no result. Where a plugin cannot be loaded, it says so at
+    C(-vvv) and the task that uses the plugin loads it as it would have.
   - At the start of each play it also collects Python's garbage once and then moves what the controller holds by
     then (the playbook, the inventory, the loaded plugins) out of the collector's sight (C(gc.freeze)). A worker's
-    own collections otherwise walk all of it, and copy every page of the controller's memory they touch. The first
-    play of C(site.yml) took about a tenth less CPU (docs/measurements.md).
+    own collections otherwise walk all of it, and copy every page of the controller's memory they touch
+    (docs/measurements.md has the figures).
+  - Enabled in the collection's C(ansible.cfg); elsewhere add C(llmhost.vllm.preload) to C(callbacks_enabled).
 requirements:
   - enable it in C(callbacks_enabled) (ANSIBLE_CALLBACKS_ENABLED)
 author: llmhost.vllm maintainers (@llmhost)
